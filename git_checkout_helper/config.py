@@ -1,0 +1,235 @@
+"""Settings, read as git reads them.
+
+Mirrors ``config.c`` for where values come from (system, global, the
+repository, then ``GIT_CONFIG_COUNT`` / ``GIT_CONFIG_PARAMETERS``, i.e. ``git
+-c``, which win) and ``parallel-checkout.c:get_parallel_checkout_configs``
+for the worker count and threshold. Files are parsed by dulwich's
+``ConfigFile``; the two environment forms of ``-c`` are parsed here because
+dulwich only knows ``GIT_CONFIG_COUNT``.
+
+Nothing here looks at ``os.environ``: callers pass the environment in, so the
+CLI layer stays the only reader of the process environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from dulwich.config import ConfigFile, StackedConfig, env_config
+
+from .convert import EolConfig
+from .odb import GitDirs
+
+__all__ = [
+    "DEFAULT_NUM_WORKERS",
+    "DEFAULT_THRESHOLD_FOR_PARALLELISM",
+    "ConfigError",
+    "eol_config",
+    "parallel_checkout_configs",
+    "parse_config_parameters",
+    "read_config",
+]
+
+DEFAULT_THRESHOLD_FOR_PARALLELISM = 100
+DEFAULT_NUM_WORKERS = 1
+
+
+class ConfigError(Exception):
+    """A bad setting; the message names it and its value."""
+
+
+def _sq_token(text: str, i: int) -> tuple[str, int]:
+    """``sq_dequote_step``: one '...' token, with '\\'' standing for a quote."""
+    if i >= len(text) or text[i] != "'":
+        raise ConfigError(f"bogus format in GIT_CONFIG_PARAMETERS: {text!r}")
+    out = []
+    i += 1
+    while True:
+        j = text.find("'", i)
+        if j == -1:
+            raise ConfigError(f"bogus format in GIT_CONFIG_PARAMETERS: {text!r}")
+        out.append(text[i:j])
+        i = j + 1
+        if text.startswith("\\''", i):
+            out.append("'")
+            i += 3
+            continue
+        return "".join(out), i
+
+
+def parse_config_parameters(text: str) -> list[tuple[str, str | None]]:
+    """Parse ``GIT_CONFIG_PARAMETERS`` (both ``'k=v'`` and ``'k'='v'`` forms)."""
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    n = len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            return out
+        tok, i = _sq_token(text, i)
+        if i < n and text[i] == "=":
+            i += 1
+            if i < n and text[i] == "'":
+                value, i = _sq_token(text, i)
+                out.append((tok, value))
+            else:
+                out.append((tok, None))
+        else:
+            key, eq, value = tok.partition("=")
+            out.append((key, value if eq else None))
+
+
+def _split_key(key: str) -> tuple[tuple[bytes, ...], bytes]:
+    first, last = key.find("."), key.rfind(".")
+    if first <= 0 or last == len(key) - 1:
+        raise ConfigError(f"invalid config key: {key}")
+    section = key[:first].lower().encode()
+    name = key[last + 1 :].lower().encode()
+    if first == last:
+        return (section,), name
+    return (section, key[first + 1 : last].encode()), name
+
+
+def _params_config(environ: Mapping[str, str]) -> ConfigFile | None:
+    text = environ.get("GIT_CONFIG_PARAMETERS")
+    if not text:
+        return None
+    cf = ConfigFile()
+    for key, value in parse_config_parameters(text):
+        section, name = _split_key(key)
+        cf.set(section, name, b"true" if value is None else value.encode())
+    return cf
+
+
+def read_config(dirs: GitDirs | None, environ: Mapping[str, str]) -> StackedConfig:
+    """The config stack git would see: ``-c`` first, then repo, global, system."""
+    backends: list[ConfigFile] = []
+    params = _params_config(environ)
+    if params is not None:
+        backends.append(params)
+    try:
+        counted = env_config(environ)
+    except (KeyError, ValueError) as e:
+        raise ConfigError(str(e).strip("'\"")) from None
+    if counted is not None:
+        backends.append(counted)
+    if dirs is not None:
+        _append_file(backends, dirs.config_path)
+    for path in _global_config_paths(environ):
+        _append_file(backends, path)
+    return StackedConfig(backends)
+
+
+def _append_file(backends: list[ConfigFile], path: str) -> None:
+    try:
+        backends.append(ConfigFile.from_path(path))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        pass
+
+
+def _global_config_paths(environ: Mapping[str, str]) -> list[str]:
+    """Global then system config files, most important first (config.c)."""
+    paths = []
+    if "GIT_CONFIG_GLOBAL" in environ:
+        paths.append(environ["GIT_CONFIG_GLOBAL"])
+    else:
+        home = environ.get("HOME")
+        if home:
+            paths.append(os.path.join(home, ".gitconfig"))
+        xdg = environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+        if xdg:
+            paths.append(os.path.join(xdg, "git", "config"))
+    if "GIT_CONFIG_SYSTEM" in environ:
+        paths.append(environ["GIT_CONFIG_SYSTEM"])
+    elif not environ.get("GIT_CONFIG_NOSYSTEM"):
+        paths.append("/etc/gitconfig")
+    return [p for p in paths if p]
+
+
+def _get(config, section: bytes, name: bytes) -> bytes | None:
+    try:
+        return config.get((section,), name)
+    except KeyError:
+        return None
+
+
+_TRUE = {b"true", b"yes", b"on", b"1"}
+_FALSE = {b"false", b"no", b"off", b"0", b""}
+
+
+def git_config_bool(key: str, value: bytes | None) -> bool:
+    if value is None:
+        return True
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    try:
+        return int(v) != 0
+    except ValueError:
+        raise ConfigError(f"bad boolean config value '{value.decode()}' for '{key}'") from None
+
+
+def eol_config(config) -> EolConfig:
+    """``core.autocrlf`` and ``core.eol`` (environment.c / config.c)."""
+    raw = _get(config, b"core", b"autocrlf")
+    if raw is not None and raw.strip().lower() == b"input":
+        autocrlf = "input"
+    else:
+        autocrlf = "true" if raw is not None and git_config_bool("core.autocrlf", raw) else "false"
+    eol_raw = _get(config, b"core", b"eol")
+    eol = None
+    if eol_raw is not None:
+        v = eol_raw.strip().lower()
+        if v in (b"lf", b"crlf", b"native"):
+            eol = v.decode()
+        else:
+            raise ConfigError(f"core.eol: invalid value '{eol_raw.decode()}'")
+    return EolConfig(autocrlf, eol)
+
+
+def git_config_int(key: str, value: bytes | None) -> int:
+    """``git_config_int``: decimal with optional k/m/g suffix."""
+    if value is None:
+        raise ConfigError(f"bad numeric config value '' for '{key}': invalid unit")
+    v = value.strip().lower()
+    mult = 1
+    if v[-1:] in (b"k", b"m", b"g"):
+        mult = {b"k": 1 << 10, b"m": 1 << 20, b"g": 1 << 30}[v[-1:]]
+        v = v[:-1]
+    try:
+        return int(v, 0 if v.startswith((b"0x", b"-0x")) else 10) * mult
+    except ValueError:
+        raise ConfigError(f"bad numeric config value '{value.decode()}' for '{key}': invalid unit") from None
+
+
+def parallel_checkout_configs(
+    config, test_workers: str | None, online_cpus: int
+) -> tuple[int, int]:
+    """``get_parallel_checkout_configs``: (workers, threshold).
+
+    ``test_workers`` is ``GIT_TEST_CHECKOUT_WORKERS``: when non-empty it
+    overrides the config and drops the threshold to 0.
+    """
+    if test_workers:
+        try:
+            n = int(test_workers.strip(), 10)
+        except ValueError:
+            raise ConfigError(
+                f"invalid value for 'GIT_TEST_CHECKOUT_WORKERS': '{test_workers}'"
+            ) from None
+        return (n if n >= 1 else online_cpus), 0
+    raw = _get(config, b"checkout", b"workers")
+    workers = DEFAULT_NUM_WORKERS if raw is None else git_config_int("checkout.workers", raw)
+    if workers < 1:
+        workers = online_cpus
+    raw = _get(config, b"checkout", b"thresholdforparallelism")
+    threshold = (
+        DEFAULT_THRESHOLD_FOR_PARALLELISM
+        if raw is None
+        else git_config_int("checkout.thresholdForParallelism", raw)
+    )
+    return workers, threshold

@@ -1,0 +1,200 @@
+"""Writing one regular-file item into the work tree.
+
+Mirrors git's ``write_pc_item`` (parallel-checkout.c), which both a helper
+process and the coordinator's sequential mode use, so the two modes cannot
+drift apart:
+
+1. the leading directories must already be real directories (the coordinator
+   made them); a symlink or a file there means another item of this checkout
+   took the place: COLLIDED (``has_dirs_only_path``);
+2. ``open(O_WRONLY|O_CREAT|O_EXCL)`` with 0777 for executables, 0666
+   otherwise (the umask applies); EEXIST or EISDIR: COLLIDED;
+3. read the blob, convert it, write it; a failed write unlinks the file: FAILED;
+4. ``fstat`` the open file (``lstat`` after closing when a prefix is used,
+   as ``fstat_checkout_output`` does), and report WRITTEN.
+
+Beyond git, the path is validated first (``..``, ``.git`` in its NTFS/HFS
+spellings, absolute paths, NUL) with dulwich's validators, because a helper
+must not trust what arrives on its stdin.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_mod
+from collections.abc import Callable
+
+from dulwich.index import validate_path, validate_path_element_ntfs
+
+from .convert import EolConfig, convert_to_working_tree, needs_conversion
+from .odb import MissingObject, ObjectDatabase
+from .wire import PcItem, PcItemStatus
+
+__all__ = ["CheckoutState", "write_pc_item"]
+
+WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
+COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
+FAILED = PcItemStatus.PC_ITEM_FAILED
+
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+#: Above this size a plain item is written in slices of this many bytes, so
+#: one write() never holds more than this of a large blob at a time.
+WRITE_CHUNK = 1 << 23
+
+
+def _default_error(msg: str) -> None:
+    os.write(2, f"error: {msg}\n".encode("utf-8", "surrogateescape"))
+
+
+class CheckoutState:
+    """``struct checkout``, as far as writing a regular file needs it.
+
+    ``base_dir`` is the ``--prefix`` (bytes, with its trailing slash), or
+    empty. ``eol`` may be a callable that loads the config on first use: most
+    checkouts never need ``core.autocrlf``. ``trace`` receives
+    ``(category, key, value)`` for collision records.
+    """
+
+    def __init__(
+        self,
+        odb: ObjectDatabase,
+        base_dir: bytes = b"",
+        eol: EolConfig | Callable[[], EolConfig] | None = None,
+        trace: Callable[[str, str, str], None] | None = None,
+        error: Callable[[str], None] = _default_error,
+        validate_element: Callable[[bytes], bool] = validate_path_element_ntfs,
+    ) -> None:
+        self.odb = odb
+        self.base_dir = base_dir
+        self.base_dir_len = len(base_dir)
+        self._eol = eol if eol is not None else EolConfig()
+        self.trace = trace
+        self.error = error
+        self.validate_element = validate_element
+        # has_dirs_only_path cache: the last directory proven to be made of
+        # real directories only (git's lstat_cache keeps the same).
+        self._good_dir: bytes | None = None
+
+    @property
+    def eol(self) -> EolConfig:
+        if callable(self._eol):
+            self._eol = self._eol()
+        return self._eol
+
+    def forget_dirs(self) -> None:
+        """Drop the directory cache (call after changing the tree)."""
+        self._good_dir = None
+
+    def has_dirs_only_path(self, dirpath: bytes) -> bool:
+        """``has_dirs_only_path``: every component below the prefix is a real dir."""
+        good = self._good_dir
+        if good is not None and (dirpath == good or good.startswith(dirpath + b"/")):
+            return True
+        start = self.base_dir_len
+        i = dirpath.find(b"/", start)
+        while True:
+            part = dirpath if i == -1 else dirpath[:i]
+            if good is None or not (good == part or good.startswith(part + b"/")):
+                try:
+                    st = os.lstat(part)
+                except OSError:
+                    return False
+                if not stat_mod.S_ISDIR(st.st_mode):
+                    return False
+            if i == -1:
+                break
+            i = dirpath.find(b"/", i + 1)
+        self._good_dir = dirpath
+        return True
+
+
+def verify_item_path(name: bytes, validate_element: Callable[[bytes], bool]) -> str | None:
+    """Why ``name`` may not be checked out, or None when it is safe (verify_path)."""
+    if not name:
+        return "empty path"
+    if b"\0" in name:
+        return "path contains NUL"
+    if not validate_path(name, validate_element):
+        return "invalid path"
+    return None
+
+
+def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_result | None]:
+    """Write ``item``; returns its status and, when WRITTEN, its stat data."""
+    name = item.name
+    path = state.base_dir + name if state.base_dir_len else name
+    why = verify_item_path(name, state.validate_element)
+    if why is not None:
+        state.error(f"{why} '{path.decode('utf-8', 'replace')}'")
+        return FAILED, None
+
+    slash = path.rfind(b"/")
+    if slash >= state.base_dir_len and not state.has_dirs_only_path(path[:slash]):
+        if state.trace:
+            state.trace("pcheckout", "collision/dirname", path.decode("utf-8", "surrogateescape"))
+        return COLLIDED, None
+
+    mode = 0o777 if item.ce_mode & 0o100 else 0o666
+    try:
+        fd = os.open(path, _OPEN_FLAGS, mode)
+    except OSError as e:
+        if e.errno in (errno.EEXIST, errno.EISDIR, errno.ELOOP):
+            if state.trace:
+                state.trace("pcheckout", "collision/basename", path.decode("utf-8", "surrogateescape"))
+            return COLLIDED, None
+        state.error(f"failed to open file '{path.decode('utf-8', 'replace')}': {e.strerror}")
+        return FAILED, None
+
+    st = None
+    try:
+        try:
+            data = state.odb.read_blob(item.oid)
+        except MissingObject:
+            state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
+            raise
+        if needs_conversion(item.crlf_action, item.ident, item.working_tree_encoding, state.eol):
+            data = convert_to_working_tree(
+                data, item.crlf_action, item.ident, item.working_tree_encoding,
+                item.oid.hex().encode(), name, state.eol, state.error,
+            )
+        try:
+            _write_in_full(fd, data)
+        except OSError as e:
+            state.error(f"unable to write file '{path.decode('utf-8', 'replace')}': {e.strerror}")
+            raise
+        if not state.base_dir_len:
+            st = os.fstat(fd)
+    except (OSError, MissingObject):
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return FAILED, None
+    try:
+        os.close(fd)
+    except OSError as e:
+        state.error(f"unable to close file '{path.decode('utf-8', 'replace')}': {e.strerror}")
+        return FAILED, None
+    if st is None:
+        try:
+            st = os.lstat(path)
+        except OSError as e:
+            state.error(f"unable to stat just-written file '{path.decode('utf-8', 'replace')}': {e.strerror}")
+            return FAILED, None
+    return WRITTEN, st
+
+
+def _write_in_full(fd: int, data: bytes) -> None:
+    """``write_in_full``: loop over short writes, in bounded slices."""
+    n = len(data)
+    if n <= WRITE_CHUNK:
+        done = os.write(fd, data)
+        if done == n:
+            return
+    else:
+        done = 0
+    view = memoryview(data)
+    while done < n:
+        done += os.write(fd, view[done : done + WRITE_CHUNK])

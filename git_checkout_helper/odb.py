@@ -1,0 +1,163 @@
+"""Finding the repository and reading blobs from it.
+
+Mirrors the parts of ``setup.c`` (discovery: ``GIT_DIR``, a ``.git``
+directory or ``gitdir:`` file, ``commondir`` of linked worktrees) and
+``object-file.c`` / ``packfile.c`` (reading) that a checkout worker needs.
+Reading goes through dulwich's :class:`~dulwich.object_store.DiskObjectStore`
+(packs with their delta-base cache, loose objects, alternates, SHA-1 and
+SHA-256) and asks for raw bytes with ``get_raw``: building ``Blob`` objects
+costs 10-15% more for nothing a checkout uses.
+
+The repository is opened once per process; the object store keeps its packs
+mapped, so consecutive items of one contiguous chunk share delta bases.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from dulwich.object_store import DiskObjectStore
+
+__all__ = ["GitDirs", "NotAGitRepository", "ObjectDatabase", "discover", "MissingObject"]
+
+OBJ_BLOB = 3
+
+
+class NotAGitRepository(Exception):
+    pass
+
+
+class MissingObject(Exception):
+    pass
+
+
+class GitDirs:
+    """The directories of one repository: its git dir, common dir and work tree."""
+
+    __slots__ = ("gitdir", "commondir", "worktree")
+
+    def __init__(self, gitdir: str, commondir: str, worktree: str | None) -> None:
+        self.gitdir = gitdir
+        self.commondir = commondir
+        self.worktree = worktree
+
+    def __repr__(self) -> str:
+        return f"GitDirs({self.gitdir!r}, {self.commondir!r}, {self.worktree!r})"
+
+    @property
+    def objects(self) -> str:
+        return os.path.join(self.commondir, "objects")
+
+    @property
+    def config_path(self) -> str:
+        return os.path.join(self.commondir, "config")
+
+    @property
+    def index_path(self) -> str:
+        return os.path.join(self.gitdir, "index")
+
+
+def _read_gitfile(path: str) -> str:
+    """``read_gitfile``: the target of a ``gitdir: <path>`` file."""
+    with open(path, "rb") as f:
+        data = f.read(4096).strip()
+    if not data.startswith(b"gitdir: "):
+        raise NotAGitRepository(f"invalid gitfile format: {path}")
+    target = os.fsdecode(data[8:].strip())
+    if not os.path.isabs(target):
+        target = os.path.join(os.path.dirname(path), target)
+    return os.path.normpath(target)
+
+
+def _is_git_directory(path: str) -> bool:
+    """``is_git_directory``: HEAD, objects/ and refs/ are present."""
+    return (
+        os.path.isfile(os.path.join(path, "HEAD"))
+        and os.path.isdir(os.path.join(path, "objects"))
+        and os.path.isdir(os.path.join(path, "refs"))
+    )
+
+
+def _commondir(gitdir: str) -> str:
+    try:
+        with open(os.path.join(gitdir, "commondir"), "rb") as f:
+            rel = os.fsdecode(f.read().strip())
+    except FileNotFoundError:
+        return gitdir
+    return os.path.normpath(os.path.join(gitdir, rel))
+
+
+def discover(start: str, git_dir: str | None = None, work_tree: str | None = None) -> GitDirs:
+    """``setup_git_directory``: honour an explicit git dir, else walk up from ``start``."""
+    if git_dir:
+        gd = os.path.abspath(os.path.join(start, git_dir))
+        if os.path.isfile(gd):
+            gd = _read_gitfile(gd)
+        if not _is_git_directory(gd):
+            raise NotAGitRepository(f"not a git repository: '{git_dir}'")
+        wt = os.path.abspath(os.path.join(start, work_tree)) if work_tree else start
+        return GitDirs(gd, _commondir(gd), wt)
+    cur = os.path.abspath(start)
+    while True:
+        dotgit = os.path.join(cur, ".git")
+        try:
+            st = os.stat(dotgit)
+        except OSError:
+            st = None
+        if st is not None:
+            gd = _read_gitfile(dotgit) if stat.S_ISREG(st.st_mode) else dotgit
+            if _is_git_directory(gd):
+                return GitDirs(gd, _commondir(gd), work_tree or cur)
+        if _is_git_directory(cur):
+            return GitDirs(cur, _commondir(cur), work_tree)
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            raise NotAGitRepository(
+                "not a git repository (or any of the parent directories): .git"
+            )
+        cur = parent
+
+
+def object_format_name(config) -> str:
+    """``extensions.objectFormat`` of a repository config (dulwich Config)."""
+    try:
+        return config.get((b"extensions",), b"objectformat").decode().lower()
+    except KeyError:
+        return "sha1"
+
+
+class ObjectDatabase:
+    """Raw blob reads for one repository, opened once per process."""
+
+    def __init__(
+        self,
+        objects_dir: str,
+        object_format: str = "sha1",
+        alternates: list[str] | None = None,
+    ) -> None:
+        from dulwich.object_format import get_object_format
+
+        self.object_format = get_object_format(object_format)
+        self.store = DiskObjectStore(
+            objects_dir, object_format=self.object_format, alternates=alternates or None
+        )
+        self._get_raw = self.store.get_raw
+
+    @property
+    def hash_algo(self) -> int:
+        """The ``GIT_HASH_*`` value git puts in ``struct object_id.algo``."""
+        return 2 if self.object_format.name == "sha256" else 1
+
+    def read_blob(self, oid: bytes) -> bytes:
+        """The content of blob ``oid`` (raw bytes); :class:`MissingObject` if absent."""
+        try:
+            type_num, data = self._get_raw(oid)
+        except (KeyError, ValueError, AssertionError, OSError) as e:
+            raise MissingObject(oid.hex()) from e
+        if type_num != OBJ_BLOB:
+            raise MissingObject(oid.hex())
+        return data
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,127 @@
+"""A small trace2 writer: the ``GIT_TRACE2`` (normal) and ``GIT_TRACE2_EVENT``
+(JSON) targets, as far as checkout needs them.
+
+Mirrors ``trace2/tr2_dst.c`` for target parsing (``1``/``true`` = stderr, a
+digit = that fd, an absolute path = append, an existing directory = one new
+file per process) and the event and normal formats of ``tr2_tgt_event.c`` /
+``tr2_tgt_normal.c`` for the events we emit: ``data`` (the ``pcheckout``
+collision records git's tests grep for), ``child_start`` and ``child_exit``.
+Each event is one ``write()`` to an ``O_APPEND`` descriptor, so lines from the
+coordinator and its helpers interleave whole, as git's do.
+
+The targets are handed in by the CLI layer; this module never reads the
+environment itself.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import UTC, datetime
+
+import msgspec
+
+__all__ = ["Trace2"]
+
+_json = msgspec.json.Encoder()
+
+
+def _open_target(value: str | None, sid: str) -> int | None:
+    if not value or value.lower() in ("0", "false", "no", "off"):
+        return None
+    if value.lower() in ("1", "true", "yes", "on"):
+        return 2
+    if value.isdigit() and len(value) == 1:
+        return int(value)
+    if not os.path.isabs(value):
+        return None  # git warns and disables; relative paths are not targets
+    try:
+        if os.path.isdir(value):
+            value = os.path.join(value, sid.replace("/", "-"))
+        return os.open(value, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError:
+        return None
+
+
+class Trace2:
+    """The trace2 session of one process."""
+
+    def __init__(
+        self,
+        event_target: str | None = None,
+        normal_target: str | None = None,
+        parent_sid: str | None = None,
+        nesting: int = 1,
+    ) -> None:
+        own = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%fZ')}-H{uuid.uuid4().hex[:8]}-P{os.getpid():08x}"
+        self.sid = f"{parent_sid}/{own}" if parent_sid else own
+        self.nesting = nesting
+        self._event = _open_target(event_target, self.sid)
+        self._normal = _open_target(normal_target, self.sid)
+        self._t0 = time.monotonic()
+        self._next_child = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self._event is not None or self._normal is not None
+
+    def _emit(self, event: str, fields: dict, normal: str | None) -> None:
+        now = datetime.now(UTC)
+        if self._event is not None:
+            head = {
+                "event": event,
+                "sid": self.sid,
+                "thread": "main",
+                "time": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                "file": "git_checkout_helper",
+                "line": 0,
+            }
+            head.update(fields)
+            try:
+                os.write(self._event, _json.encode(head) + b"\n")
+            except OSError:
+                pass
+        if self._normal is not None and normal is not None:
+            line = f"{now.strftime('%H:%M:%S.%f')} {'git_checkout_helper':<24} {normal}\n"
+            try:
+                os.write(self._normal, line.encode("utf-8", "surrogateescape"))
+            except OSError:
+                pass
+
+    def data(self, category: str, key: str, value: str) -> None:
+        """``trace2_data_string``: git's tests match ``..."key":K,"value":V}``."""
+        t = time.monotonic() - self._t0
+        self._emit(
+            "data",
+            {"t_abs": round(t, 6), "t_rel": round(t, 6), "nesting": self.nesting,
+             "category": category, "key": key, "value": value},
+            f"data {category}:{key}={value}" if self._normal is not None else None,
+        )
+
+    def child_start(self, argv: list[str]) -> int:
+        """``trace2_child_start``; returns the child id for :meth:`child_exit`."""
+        cid = self._next_child
+        self._next_child += 1
+        self._emit(
+            "child_start",
+            {"child_id": cid, "child_class": "?", "use_shell": False, "argv": argv},
+            f"child_start[{cid}] {' '.join(argv)}",
+        )
+        return cid
+
+    def child_exit(self, cid: int, pid: int, code: int, elapsed: float) -> None:
+        self._emit(
+            "child_exit",
+            {"child_id": cid, "pid": pid, "code": code, "t_rel": round(elapsed, 6)},
+            f"child_exit[{cid}] pid:{pid} code:{code} elapsed:{elapsed:.6f}",
+        )
+
+    def close(self) -> None:
+        for fd in (self._event, self._normal):
+            if fd is not None and fd > 2:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._event = self._normal = None

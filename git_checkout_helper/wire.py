@@ -1,0 +1,375 @@
+"""Byte layouts of git's parallel-checkout protocol, as explicit tables.
+
+Mirrors ``parallel-checkout.h``: ``struct pc_item_fixed_portion`` (what the
+coordinator sends per item) and ``struct pc_item_result`` (what a worker answers),
+both in the machine's native LP64 layout, because git writes the C structs as
+they sit in memory. Each layout is declared once as a table of
+``(field, offset, struct code)``; the precompiled :class:`struct.Struct` is
+derived from the table and checked against its offsets at import, so a wrong
+row fails loudly instead of shifting every later field.
+
+Two request dialects exist:
+
+* ``git``: git 2.32+ ``checkout--worker``. ``struct object_id`` is 32 hash
+  bytes followed by ``int algo`` (0 in 2.32.0, 1 SHA-1, 2 SHA-256 from 2.33).
+* ``rfc``: the August 2020 RFC's ``checkout--helper`` (hash without algo, an
+  ``attr_action`` field where git later put ``ce_mode``).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import struct
+import sys
+from enum import IntEnum
+
+import msgspec
+
+__all__ = [
+    "CRLF_ACTIONS",
+    "ConvertCrlfAction",
+    "GIT_HASH_SHA1",
+    "GIT_HASH_SHA256",
+    "PcItem",
+    "PcItemResult",
+    "PcItemStatus",
+    "RequestLayout",
+    "StatLayout",
+    "WireError",
+    "REQUEST_LAYOUTS",
+    "RESULT_BASE",
+    "STAT_LAYOUTS",
+    "native_stat_layout",
+]
+
+
+class WireError(Exception):
+    """An item or result that does not fit its layout; one-line message."""
+
+
+class PcItemStatus(IntEnum):
+    """``enum pc_item_status``."""
+
+    PC_ITEM_PENDING = 0
+    PC_ITEM_WRITTEN = 1
+    PC_ITEM_COLLIDED = 2
+    PC_ITEM_FAILED = 3
+
+
+class ConvertCrlfAction(IntEnum):
+    """``enum convert_crlf_action`` (convert.h)."""
+
+    CRLF_UNDEFINED = 0
+    CRLF_BINARY = 1
+    CRLF_TEXT = 2
+    CRLF_TEXT_INPUT = 3
+    CRLF_TEXT_CRLF = 4
+    CRLF_AUTO = 5
+    CRLF_AUTO_INPUT = 6
+    CRLF_AUTO_CRLF = 7
+
+
+CRLF_ACTIONS = frozenset(int(a) for a in ConvertCrlfAction)
+
+#: ``GIT_HASH_*`` values carried in ``struct object_id.algo``.
+GIT_HASH_UNKNOWN = 0
+GIT_HASH_SHA1 = 1
+GIT_HASH_SHA256 = 2
+GIT_MAX_RAWSZ = 32
+HASH_RAWSZ = {GIT_HASH_SHA1: 20, GIT_HASH_SHA256: 32}
+
+
+def _build(name: str, fields: tuple[tuple[str, int, str], ...], size: int) -> struct.Struct:
+    """Derive a native-order Struct from a layout table and verify its offsets."""
+    fmt = "="
+    at = 0
+    for field, offset, code in fields:
+        if offset < at:
+            raise AssertionError(f"{name}.{field}: offset {offset} overlaps")
+        if offset > at:
+            fmt += f"{offset - at}x"
+        fmt += code
+        at = offset + struct.calcsize("=" + code)
+    if size > at:
+        fmt += f"{size - at}x"
+    st = struct.Struct(fmt)
+    if st.size != size:
+        raise AssertionError(f"{name}: table gives {st.size} bytes, expected {size}")
+    return st
+
+
+class RequestLayout:
+    """One dialect of ``struct pc_item_fixed_portion``."""
+
+    def __init__(self, name: str, fields: tuple[tuple[str, int, str], ...], size: int):
+        self.name = name
+        self.fields = fields
+        self.size = size
+        self.struct = _build(name, fields, size)
+        self.names = tuple(f[0] for f in fields)
+
+
+REQUEST_LAYOUTS: dict[str, RequestLayout] = {
+    "git": RequestLayout(
+        "git",
+        (
+            ("id", 0, "Q"),  # size_t
+            ("hash", 8, "32s"),  # struct object_id.hash[GIT_MAX_RAWSZ]
+            ("algo", 40, "i"),  # struct object_id.algo
+            ("ce_mode", 44, "I"),  # unsigned int
+            ("crlf_action", 48, "I"),  # enum convert_crlf_action
+            ("ident", 52, "i"),  # int
+            ("working_tree_encoding_len", 56, "Q"),  # size_t
+            ("name_len", 64, "Q"),  # size_t
+        ),
+        72,
+    ),
+    "rfc": RequestLayout(
+        "rfc",
+        (
+            ("id", 0, "Q"),
+            ("hash", 8, "32s"),
+            ("ce_mode", 40, "I"),
+            ("attr_action", 44, "I"),
+            ("crlf_action", 48, "I"),
+            ("ident", 52, "i"),
+            ("working_tree_encoding_len", 56, "Q"),
+            ("name_len", 64, "Q"),
+        ),
+        72,
+    ),
+}
+
+#: ``offsetof(struct pc_item_result, st)``: id (size_t), status (enum), 4 pad.
+RESULT_BASE = _build(
+    "pc_item_result", (("id", 0, "Q"), ("status", 8, "I")), 16
+)
+
+
+class StatLayout:
+    """The native ``struct stat`` of one platform, as a table."""
+
+    def __init__(self, name: str, fields: tuple[tuple[str, int, str], ...], size: int):
+        self.name = name
+        self.fields = fields
+        self.size = size
+        self.struct = _build(name, fields, size)
+        self.names = tuple(f[0] for f in fields)
+        self.result = struct.Struct(RESULT_BASE.format + self.struct.format[1:])
+
+
+_TIMES = ("atime", "mtime", "ctime")
+
+STAT_LAYOUTS: dict[str, StatLayout] = {
+    # glibc x86_64 <bits/struct_stat.h>: nlink is 64-bit and comes third.
+    "x86_64": StatLayout(
+        "x86_64",
+        (
+            ("dev", 0, "Q"),
+            ("ino", 8, "Q"),
+            ("nlink", 16, "Q"),
+            ("mode", 24, "I"),
+            ("uid", 28, "I"),
+            ("gid", 32, "I"),
+            ("rdev", 40, "Q"),
+            ("size", 48, "q"),
+            ("blksize", 56, "q"),
+            ("blocks", 64, "q"),
+            ("atime_sec", 72, "q"),
+            ("atime_nsec", 80, "q"),
+            ("mtime_sec", 88, "q"),
+            ("mtime_nsec", 96, "q"),
+            ("ctime_sec", 104, "q"),
+            ("ctime_nsec", 112, "q"),
+        ),
+        144,
+    ),
+    # The generic layout (asm-generic/stat.h) used by aarch64 and riscv64.
+    "generic64": StatLayout(
+        "generic64",
+        (
+            ("dev", 0, "Q"),
+            ("ino", 8, "Q"),
+            ("mode", 16, "I"),
+            ("nlink", 20, "I"),
+            ("uid", 24, "I"),
+            ("gid", 28, "I"),
+            ("rdev", 32, "Q"),
+            ("size", 48, "q"),
+            ("blksize", 56, "i"),
+            ("blocks", 64, "q"),
+            ("atime_sec", 72, "q"),
+            ("atime_nsec", 80, "q"),
+            ("mtime_sec", 88, "q"),
+            ("mtime_nsec", 96, "q"),
+            ("ctime_sec", 104, "q"),
+            ("ctime_nsec", 112, "q"),
+        ),
+        128,
+    ),
+}
+
+_MACHINE_LAYOUT = {
+    "x86_64": "x86_64",
+    "amd64": "x86_64",
+    "aarch64": "generic64",
+    "arm64": "generic64",
+    "riscv64": "generic64",
+}
+
+
+def native_stat_layout() -> StatLayout:
+    """The ``struct stat`` layout of this machine; refuse to guess elsewhere."""
+    if not sys.platform.startswith("linux") or struct.calcsize("P") != 8:
+        raise WireError(f"no struct stat layout known for {sys.platform} (LP64 Linux only)")
+    machine = platform.machine().lower()
+    try:
+        return STAT_LAYOUTS[_MACHINE_LAYOUT[machine]]
+    except KeyError:
+        raise WireError(f"no struct stat layout known for machine {machine!r}") from None
+
+
+class StatData(msgspec.Struct, array_like=True, gc=False):
+    """The fields of ``struct stat`` that a result carries."""
+
+    dev: int
+    ino: int
+    nlink: int
+    mode: int
+    uid: int
+    gid: int
+    rdev: int
+    size: int
+    blksize: int
+    blocks: int
+    atime_sec: int
+    atime_nsec: int
+    mtime_sec: int
+    mtime_nsec: int
+    ctime_sec: int
+    ctime_nsec: int
+
+    @classmethod
+    def from_os(cls, st: os.stat_result) -> StatData:
+        return cls(*stat_fields(st))
+
+
+class PcItem(msgspec.Struct, gc=False):
+    """One checkout item: ``struct parallel_checkout_item`` as sent on the wire."""
+
+    id: int
+    oid: bytes  # raw object id, 20 or 32 bytes
+    ce_mode: int
+    name: bytes
+    crlf_action: int = ConvertCrlfAction.CRLF_BINARY
+    ident: int = 0
+    working_tree_encoding: bytes | None = None
+    algo: int = GIT_HASH_SHA1
+    attr_action: int = 0  # rfc dialect only
+
+    def encode(self, layout: RequestLayout) -> bytes:
+        """Pack like git's ``send_one_item``: fixed portion, encoding, name."""
+        enc = self.working_tree_encoding or b""
+        h = self.oid.ljust(GIT_MAX_RAWSZ, b"\0")
+        if layout.name == "git":
+            fixed = layout.struct.pack(
+                self.id, h, self.algo, self.ce_mode, self.crlf_action, self.ident,
+                len(enc), len(self.name),
+            )
+        else:
+            fixed = layout.struct.pack(
+                self.id, h, self.ce_mode, self.attr_action, self.crlf_action, self.ident,
+                len(enc), len(self.name),
+            )
+        return fixed + enc + self.name
+
+
+def decode_item(data: bytes, layout: RequestLayout, default_algo: int) -> PcItem:
+    """Unpack one item like ``packet_to_pc_item``, with its sanity checks.
+
+    ``default_algo`` is the repository's hash algorithm, used when the wire
+    says 0 (git 2.32.0 sent an uninitialised algo) and for the rfc dialect.
+    """
+    size = layout.size
+    if len(data) < size:
+        raise WireError(f"checkout worker received too short item (got {len(data)}B, exp {size}B)")
+    vals = layout.struct.unpack_from(data)
+    if layout.name == "git":
+        id_, h, algo, ce_mode, crlf, ident, enc_len, name_len = vals
+        attr_action = 0
+    else:
+        id_, h, ce_mode, attr_action, crlf, ident, enc_len, name_len = vals
+        algo = 0
+    if len(data) - size != enc_len + name_len:
+        raise WireError(
+            f"checkout worker received corrupted item {id_} "
+            f"(lengths {enc_len}+{name_len} do not match {len(data) - size} bytes)"
+        )
+    if algo == GIT_HASH_UNKNOWN:
+        algo = default_algo
+    rawsz = HASH_RAWSZ.get(algo)
+    if rawsz is None:
+        raise WireError(f"item {id_}: unknown hash algorithm {algo}")
+    if crlf not in CRLF_ACTIONS:
+        raise WireError(f"item {id_}: unknown crlf_action {crlf}")
+    enc = data[size : size + enc_len] if enc_len else None
+    name = data[size + enc_len :]
+    return PcItem(
+        id=id_, oid=h[:rawsz], ce_mode=ce_mode, name=name, crlf_action=crlf,
+        ident=ident, working_tree_encoding=enc, algo=algo, attr_action=attr_action,
+    )
+
+
+class PcItemResult(msgspec.Struct, gc=False):
+    """``struct pc_item_result``: id, status and, when WRITTEN, the stat data."""
+
+    id: int
+    status: int
+    st: StatData | None = None
+
+
+def encode_result(res: PcItemResult, layout: StatLayout) -> bytes:
+    """Pack like ``report_result``: the whole struct only when WRITTEN."""
+    if res.status == PcItemStatus.PC_ITEM_WRITTEN:
+        return layout.result.pack(res.id, res.status, *msgspec.structs.astuple(res.st))
+    return RESULT_BASE.pack(res.id, res.status)
+
+
+def stat_fields(st: os.stat_result) -> tuple[int, ...]:
+    """The ``struct stat`` fields of an ``os.stat_result``, in StatData order."""
+    a, m, c = st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns
+    return (
+        st.st_dev, st.st_ino, st.st_nlink, st.st_mode, st.st_uid, st.st_gid,
+        st.st_rdev, st.st_size, st.st_blksize, st.st_blocks,
+        a // 1_000_000_000, a % 1_000_000_000,
+        m // 1_000_000_000, m % 1_000_000_000,
+        c // 1_000_000_000, c % 1_000_000_000,
+    )
+
+
+def encode_written(id_: int, st: os.stat_result, layout: StatLayout) -> bytes:
+    """Fast path of :func:`encode_result` for a WRITTEN item straight from fstat."""
+    return layout.result.pack(id_, PcItemStatus.PC_ITEM_WRITTEN, *stat_fields(st))
+
+
+def decode_result(data: bytes, layout: StatLayout) -> PcItemResult:
+    """Unpack a result like ``parse_and_save_result``, checking its size."""
+    if len(data) < RESULT_BASE.size:
+        raise WireError(
+            f"too short result from checkout worker (got {len(data)}B, exp >={RESULT_BASE.size}B)"
+        )
+    id_, status = RESULT_BASE.unpack_from(data)
+    if status == PcItemStatus.PC_ITEM_WRITTEN:
+        if len(data) != layout.result.size:
+            raise WireError(
+                f"wrong result size from checkout worker (got {len(data)}B, exp {layout.result.size}B)"
+            )
+        return PcItemResult(id_, status, StatData(*layout.result.unpack(data)[2:]))
+    if status not in (PcItemStatus.PC_ITEM_COLLIDED, PcItemStatus.PC_ITEM_FAILED):
+        raise WireError(f"unknown status {status} for item {id_} from checkout worker")
+    if len(data) != RESULT_BASE.size:
+        raise WireError(
+            f"wrong result size from checkout worker (got {len(data)}B, exp {RESULT_BASE.size}B)"
+        )
+    return PcItemResult(id_, status)
