@@ -9,6 +9,7 @@ Everything below this layer takes its settings as parameters.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 __all__ = ["helper_main"]
@@ -61,12 +62,13 @@ def helper_main(argv: list[str] | None = None) -> int:
 
     from .config import ConfigError, eol_config, read_config
     from .entry import CheckoutState
-    from .helper import ProtocolError, serve
+    from .helper import HelperTerminated, ProtocolError, raise_terminated, serve
     from .odb import NotAGitRepository, ObjectDatabase, discover, object_format_name
     from .trace2 import Trace2
     from .wire import REQUEST_LAYOUTS, WireError, native_stat_layout
 
     trace = None
+    died_of = 0
     try:
         stat_layout = native_stat_layout()
         git_dir = env.get("GIT_DIR")
@@ -88,6 +90,8 @@ def helper_main(argv: list[str] | None = None) -> int:
             trace=trace.data if trace.enabled else None,
             validate_element=get_path_element_validator(config),
         )
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, raise_terminated)
         serve(0, 1, state, REQUEST_LAYOUTS[wire], stat_layout, odb.hash_algo)
     except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
         return _die(str(e))
@@ -95,7 +99,260 @@ def helper_main(argv: list[str] | None = None) -> int:
         return _die("checkout helper: the coordinator closed the pipe")
     except KeyboardInterrupt:
         return 130
+    except HelperTerminated as e:
+        died_of = e.signum  # the item in progress was removed on the way out
+    except Exception as e:  # never a traceback: one line, and a non-zero exit
+        msg = " ".join(str(e).split())
+        return _die(f"checkout helper: internal error: {type(e).__name__}: {msg}")
     finally:
         if trace is not None:
             trace.close()
+    if died_of:
+        # Like git's sigchain: clean up, then die of the same signal.
+        signal.signal(died_of, signal.SIG_DFL)
+        os.kill(os.getpid(), died_of)
+        return 128 + died_of
     return 0
+
+
+CHECKOUT_USAGE = """\
+usage: git parallel-checkout [<options>] <branch|commit>
+   or: git parallel-checkout [<options>] --all [--prefix=<dir>/]
+   or: git parallel-checkout [<options>] [<tree-ish>] -- <pathspec>...
+
+    -j, --jobs <n>        number of helper processes (default: checkout.workers; 0 = one per CPU)
+    --threshold <n>       fewer items than this are written sequentially
+                          (default: checkout.thresholdForParallelism)
+    -f, --force           throw away local changes; overwrite untracked files
+    -q, --quiet           no progress, no messages
+    --progress            show progress even when stderr is not a terminal
+    --no-progress         never show progress
+    --helper-cmd <cmd>    run <cmd> as the helper (e.g. 'git checkout--worker')
+    -v, --verbose         print a JSON report of what was done
+"""
+
+CLONE_USAGE = """\
+usage: git parallel-clone [<options>] <repository> [<directory>]
+
+    -j, --jobs <n>        number of helper processes (default: checkout.workers)
+    --threshold <n>       fewer items than this are written sequentially
+    -b, --branch <name>   check out <name> instead of the remote's HEAD
+    -q, --quiet           no progress, no messages
+    --progress / --no-progress
+    --helper-cmd <cmd>    run <cmd> as the helper
+    -v, --verbose         print a JSON report of what was done
+"""
+
+
+class _Usage(Exception):
+    pass
+
+
+def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extra_values: dict[str, str]):
+    """A small getopt for our two commands (git's parse-options conventions)."""
+    opts: dict[str, object] = {}
+    rest: list[str] = []
+    after_dd: list[str] | None = None
+    values = {"-j": "jobs", "--jobs": "jobs", "--threshold": "threshold", "--helper-cmd": "helper_cmd",
+              **extra_values}
+    flags = {"-q": "quiet", "--quiet": "quiet", "--progress": "progress", "--no-progress": "no_progress",
+             "-v": "verbose", "--verbose": "verbose", **extra_flags}
+    it = iter(argv)
+    for arg in it:
+        if arg == "--":
+            after_dd = list(it)
+            break
+        if arg in ("-h", "--help"):
+            sys.stdout.write(usage)
+            raise _Usage()
+        key, eq, val = arg.partition("=")
+        if key in values:
+            if not eq:
+                val = next(it, None)
+                if val is None:
+                    sys.stderr.write(f"error: option `{key.lstrip('-')}' requires a value\n{usage}")
+                    raise _Usage()
+            opts[values[key]] = val
+        elif arg.startswith("-j") and len(arg) > 2 and "jobs" in values.values():
+            opts["jobs"] = arg[2:]
+        elif arg in flags:
+            opts[flags[arg]] = True
+        elif arg.startswith("-") and arg != "-":
+            sys.stderr.write(f"error: unknown option `{arg.lstrip('-')}'\n{usage}")
+            raise _Usage()
+        else:
+            rest.append(arg)
+    for k in ("jobs", "threshold"):
+        if k in opts:
+            try:
+                opts[k] = int(opts[k])
+            except ValueError:
+                sys.stderr.write(f"error: option `{k}' expects a numerical value\n")
+                raise _Usage() from None
+    return opts, rest, after_dd
+
+
+def _options(opts, env):
+    import shlex
+
+    from .checkout import CheckoutOptions
+
+    return CheckoutOptions(
+        workers=opts.get("jobs"),
+        threshold=opts.get("threshold"),
+        force=bool(opts.get("force")),
+        quiet=bool(opts.get("quiet")),
+        progress=True if opts.get("progress") else (False if opts.get("no_progress") else None),
+        helper_cmd=shlex.split(opts["helper_cmd"]) if opts.get("helper_cmd") else None,
+        test_workers=env.get("GIT_TEST_CHECKOUT_WORKERS"),
+        online_cpus=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1),
+    )
+
+
+def _trace(env):
+    from .trace2 import Trace2
+
+    return Trace2(env.get("GIT_TRACE2_EVENT"), env.get("GIT_TRACE2"), env.get("GIT_TRACE2_PARENT_SID"))
+
+
+def _run_coordinated(fn) -> int:
+    """Map the coordinator's exceptions to git's messages and exit codes."""
+    import signal
+
+    from .checkout import CheckoutError
+    from .clone import CloneError
+    from .config import ConfigError
+    from .index import IndexLockedError
+    from .odb import NotAGitRepository
+    from .plan import PlanError
+    from .repository import RevisionError
+
+    # SIGTERM ends us like Ctrl-C does: through the cleanup paths (helpers
+    # reaped, index.lock removed), never by a bare exit.
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        return fn() or 0
+    except PlanError as e:
+        sys.stderr.write(f"{e}\n")
+        return 1
+    except IndexLockedError as e:
+        return _die(str(e))
+    except (NotAGitRepository, ConfigError, CloneError) as e:
+        return _die(str(e), getattr(e, "code", 128))
+    except RevisionError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 1
+    except CheckoutError as e:
+        if str(e):
+            sys.stderr.write(f"{e}\n")
+        return e.code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: the index and HEAD were left as they were\n")
+        return 130
+    except OSError as e:
+        where = f" '{e.filename}'" if e.filename else ""
+        return _die(f"{e.strerror or e}{where}")
+
+
+def checkout_main(argv: list[str] | None = None) -> int:
+    """``git parallel-checkout``."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        opts, rest, pathspec = _parse_common(
+            argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all"},
+            {"--prefix": "prefix"},
+        )
+    except _Usage:
+        return 129
+    env = dict(os.environ)
+
+    def run():
+        import msgspec
+
+        from .checkout import run_checkout, run_checkout_all, run_checkout_paths
+        from .repository import Repository
+
+        repo = Repository.open(os.getcwd(), env, env.get("GIT_DIR"))
+        if env.get("GIT_WORK_TREE"):
+            repo.worktree = os.path.abspath(env["GIT_WORK_TREE"])
+        trace = _trace(env)
+        try:
+            o = _options(opts, env)
+            if opts.get("all"):
+                if rest or pathspec:
+                    sys.stderr.write(f"fatal: --all takes no paths\n{CHECKOUT_USAGE}")
+                    return 129
+                report = run_checkout_all(repo, o, opts.get("prefix"), trace=trace)
+            elif pathspec is not None:
+                if len(rest) > 1:
+                    sys.stderr.write(f"fatal: only one tree-ish before '--'\n{CHECKOUT_USAGE}")
+                    return 129
+                prefix = os.path.relpath(os.getcwd(), repo.worktree) if repo.worktree else "."
+                report = run_checkout_paths(repo, rest[0] if rest else None, pathspec, prefix, o, trace=trace)
+            else:
+                if len(rest) != 1:
+                    sys.stderr.write(CHECKOUT_USAGE)
+                    return 129
+                report = run_checkout(repo, rest[0], o, trace=trace)
+            if opts.get("verbose"):
+                sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        finally:
+            trace.close()
+            repo.close()
+        return 0
+
+    return _run_coordinated(run)
+
+
+def clone_main(argv: list[str] | None = None) -> int:
+    """``git parallel-clone``."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        opts, rest, after = _parse_common(argv, CLONE_USAGE, {}, {"-b": "branch", "--branch": "branch"})
+    except _Usage:
+        return 129
+    rest += after or []
+    if not 1 <= len(rest) <= 2:
+        sys.stderr.write(CLONE_USAGE)
+        return 129
+    env = dict(os.environ)
+
+    def run():
+        import msgspec
+
+        from .checkout import run_checkout
+        from .clone import prepare_clone
+        from .odb import discover
+        from .repository import Repository
+
+        source = rest[0]
+        if not opts.get("quiet"):
+            sys.stderr.write(f"Cloning into '{rest[1] if len(rest) > 1 else _default_dir(source)}'...\n")
+        worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"))
+        env.pop("GIT_DIR", None)
+        env.pop("GIT_WORK_TREE", None)
+        env["GCH_CLONE_SOURCE"] = os.path.abspath(source) if os.path.exists(source) else source
+        repo = Repository(discover(worktree), env)
+        trace = _trace(env)
+        try:
+            if ref is None:
+                sys.stderr.write("warning: You appear to have cloned an empty repository.\n")
+                return 0
+            report = run_checkout(repo, ref, _options(opts, env), trace=trace, clone=True)
+            if opts.get("verbose"):
+                sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        finally:
+            trace.close()
+            repo.close()
+        return 0
+
+    return _run_coordinated(run)
+
+
+def _default_dir(source: str) -> str:
+    from .clone import default_directory
+
+    return default_directory(source)

@@ -109,6 +109,14 @@ class CheckoutState:
         return True
 
 
+def show_path(path: bytes) -> str:
+    """``path`` for a one-line message: invalid UTF-8 and control bytes escaped."""
+    text = path.decode("utf-8", "backslashreplace")
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def verify_item_path(name: bytes, validate_element: Callable[[bytes], bool]) -> str | None:
     """Why ``name`` may not be checked out, or None when it is safe (verify_path)."""
     if not name:
@@ -126,7 +134,12 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
     path = state.base_dir + name if state.base_dir_len else name
     why = verify_item_path(name, state.validate_element)
     if why is not None:
-        state.error(f"{why} '{path.decode('utf-8', 'replace')}'")
+        state.error(f"{why} '{show_path(path)}'")
+        return FAILED, None
+    if item.ce_mode & 0o170000 != 0o100000:
+        # Only regular files are eligible for parallel checkout; git's worker
+        # asserts this after it has created the file. Refuse before touching it.
+        state.error(f"cannot check out '{show_path(path)}': mode {item.ce_mode:o} is not a regular file")
         return FAILED, None
 
     slash = path.rfind(b"/")
@@ -172,6 +185,14 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
         except OSError:
             pass
         return FAILED, None
+    except BaseException:
+        # Interrupted (SIGTERM, ^C): leave no half-written file behind.
+        os.close(fd)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        raise
     try:
         os.close(fd)
     except OSError as e:

@@ -32,7 +32,7 @@ from .wire import (
     encode_written,
 )
 
-__all__ = ["ProtocolError", "read_batch", "serve"]
+__all__ = ["HelperTerminated", "ProtocolError", "raise_terminated", "read_batch", "serve"]
 
 RESULT_BURST = 256
 RESULT_LATENCY = 0.02
@@ -41,6 +41,20 @@ _WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 
 class ProtocolError(Exception):
     """Malformed input from the coordinator; a one-line message."""
+
+
+class HelperTerminated(BaseException):
+    """Raised by the helper's SIGTERM/SIGHUP handler, so the item being written
+    is removed on the way out (see ``write_pc_item``); carries the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def raise_terminated(signum: int, frame) -> None:
+    """Signal handler: unwind through the writer's cleanup."""
+    raise HelperTerminated(signum)
 
 
 def read_batch(reader: PktReader, layout: RequestLayout, default_algo: int) -> list | None:
@@ -86,6 +100,9 @@ def serve(
         items = read_batch(reader, layout, default_algo)
         if items is None:
             return handled
+        # The coordinator may have changed the tree since the last batch (it
+        # resolves collisions in between): prove leading dirs real again.
+        state.forget_dirs()
         out: list[bytes] = []
         last = time.monotonic()
         for item in items:

@@ -41,7 +41,8 @@ FLUSH = 0
 DELIM = 1
 RESPONSE_END = 2
 
-_HEX = frozenset(b"0123456789abcdef")
+# git writes lowercase but reads either case (packet_length uses hexval).
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 _READ_SIZE = 1 << 16
 
 
@@ -122,3 +123,49 @@ class PktReader:
         if len(self._buf) - self._pos:
             return False
         return not self._fill(1)
+
+
+class PktParser:
+    """Incremental pkt-line parser for non-blocking reads (the coordinator).
+
+    ``feed`` takes whatever ``os.read`` returned and gives back the complete
+    packets in it: payload ``bytes`` or the ``FLUSH``/``DELIM``/``RESPONSE_END``
+    ints. A partial packet waits for the next feed.
+    """
+
+    __slots__ = ("_buf",)
+
+    def __init__(self) -> None:
+        self._buf = b""
+
+    def feed(self, data: bytes) -> list[bytes | int]:
+        buf = self._buf + data if self._buf else data
+        out: list[bytes | int] = []
+        pos = 0
+        n = len(buf)
+        while n - pos >= 4:
+            head = buf[pos : pos + 4]
+            if not _HEX.issuperset(head):
+                raise PktLineError(
+                    f"protocol error: bad line length character: {head.decode('latin-1')!r}"
+                )
+            size = int(head, 16)
+            if size < 4:
+                if size == 3:
+                    raise PktLineError("protocol error: bad line length 3")
+                out.append(size)
+                pos += 4
+                continue
+            if size > LARGE_PACKET_MAX:
+                raise PktLineError(f"protocol error: bad line length {size}")
+            if n - pos < size:
+                break
+            out.append(buf[pos + 4 : pos + size])
+            pos += size
+        self._buf = buf[pos:]
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an incomplete packet waiting for more input."""
+        return len(self._buf)

@@ -1,0 +1,236 @@
+"""Attribute resolution for checkout: git's ``convert_attrs`` (convert.c) on top
+of the attribute stack of ``attr.c``.
+
+Sources, lowest precedence first (``attr.c:prepare_attr_stack``): the system
+file, ``core.attributesFile``, then ``.gitattributes`` from the root down to
+the file's own directory, then ``$GIT_DIR/info/attributes``. At checkout git
+reads ``.gitattributes`` from the index being checked out before the work tree
+(``GIT_ATTR_CHECKOUT``), so the caller hands us the blobs of the target tree.
+Parsing and pattern matching reuse dulwich's :mod:`dulwich.attrs`.
+
+Speed: the list of patterns that can apply is built once per directory, and
+when no attribute source exists at all every item gets the same answer
+without any matching (git.git checks 4,800 paths; dulwich's checkout spends
+17% of its time here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from io import BytesIO
+
+from dulwich.attrs import Pattern, parse_git_attributes
+
+from .convert import EolConfig
+from .wire import ConvertCrlfAction as A
+
+__all__ = ["ConvAttrs", "ConvertDriver", "AttributeStack", "convert_attrs"]
+
+_BUILTIN_MACROS = {b"binary": {b"diff": False, b"merge": False, b"text": False}}
+_WANTED = (b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encoding")
+
+
+class ConvertDriver:
+    """``struct convert_driver``: one ``filter.<name>`` section of the config."""
+
+    __slots__ = ("name", "smudge", "clean", "process", "required")
+
+    def __init__(self, name, smudge=None, clean=None, process=None, required=False):
+        self.name = name
+        self.smudge = smudge
+        self.clean = clean
+        self.process = process
+        self.required = required
+
+
+class ConvAttrs:
+    """``struct conv_attrs``: what checkout needs to know about one path."""
+
+    __slots__ = ("crlf_action", "attr_action", "ident", "drv", "working_tree_encoding")
+
+    def __init__(self, crlf_action, attr_action, ident, drv, working_tree_encoding):
+        self.crlf_action = crlf_action
+        self.attr_action = attr_action
+        self.ident = ident
+        self.drv = drv
+        self.working_tree_encoding = working_tree_encoding
+
+    def key(self):
+        return (self.crlf_action, self.ident, self.drv, self.working_tree_encoding)
+
+    @property
+    def streamable(self) -> bool:
+        """``classify_conv_attrs`` says CA_CLASS_STREAMABLE."""
+        if self.drv is not None and (self.drv.process or self.drv.smudge or self.drv.clean):
+            return False
+        if self.working_tree_encoding:
+            return False
+        return self.crlf_action not in (A.CRLF_AUTO, A.CRLF_AUTO_CRLF)
+
+    @property
+    def parallel_eligible(self) -> bool:
+        """``is_eligible_for_parallel_checkout`` minus the size check: no filter."""
+        return not (self.drv is not None and (self.drv.process or self.drv.smudge or self.drv.clean))
+
+
+class AttributeError_(Exception):
+    pass
+
+
+def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
+    out = []
+    for pattern, attrs in parse_git_attributes(BytesIO(data)):
+        if pattern.startswith(b"[attr]"):
+            if allow_macros:
+                macros[pattern[6:]] = dict(attrs)
+            continue
+        if pattern.startswith(b"!"):
+            continue  # negative patterns are forbidden in gitattributes
+        try:
+            out.append((Pattern(pattern, base), attrs))
+        except Exception:  # noqa: BLE001 - a malformed pattern is skipped, as git warns and skips
+            continue
+    return out
+
+
+def _expand(attrs: Mapping[bytes, object], macros: dict) -> list[tuple[bytes, object]]:
+    """Macro expansion: a set macro name also sets the macro's attributes."""
+    out: list[tuple[bytes, object]] = []
+    for name, value in attrs.items():
+        name = name.encode() if isinstance(name, str) else name
+        if isinstance(value, str):
+            value = value.encode()
+        macro = macros.get(name)
+        if macro is not None and value is True:
+            for k, v in macro.items():
+                out.append((k.encode() if isinstance(k, str) else k, v.encode() if isinstance(v, str) else v))
+        out.append((name, value))
+    return out
+
+
+class AttributeStack:
+    """The attribute sources of one checkout, matched per directory."""
+
+    def __init__(
+        self,
+        read_gitattributes: Callable[[bytes], bytes | None],
+        has_gitattributes: Callable[[bytes], bool],
+        info_attributes: bytes | None = None,
+        global_attributes: bytes | None = None,
+        system_attributes: bytes | None = None,
+    ) -> None:
+        """``read_gitattributes(dir)`` returns the bytes of ``<dir>/.gitattributes``
+        (dir is b"" for the root) or None; ``has_gitattributes(dir)`` answers cheaply
+        whether one exists."""
+        self._read = read_gitattributes
+        self._has = has_gitattributes
+        self.macros = dict(_BUILTIN_MACROS)
+        self._low: list = []
+        for data in (system_attributes, global_attributes):
+            if data:
+                self._low += _parse(data, b"", self.macros, True)
+        root = read_gitattributes(b"") if has_gitattributes(b"") else None
+        self._root = _parse(root, b"", self.macros, True) if root else []
+        self._info = _parse(info_attributes, b"", self.macros, True) if info_attributes else []
+        self._dirs: dict[bytes, list] = {b"": self._low + self._root}
+        self.empty = not (self._low or self._root or self._info)
+
+    def _dir_patterns(self, d: bytes) -> list:
+        got = self._dirs.get(d)
+        if got is not None:
+            return got
+        slash = d.rfind(b"/")
+        parent = self._dir_patterns(d[:slash] if slash != -1 else b"")
+        own = []
+        if self._has(d):
+            data = self._read(d)
+            if data:
+                own = _parse(data, d, self.macros, False)
+        got = parent + own if own else parent
+        self._dirs[d] = got
+        return got
+
+    def check(self, path: bytes) -> dict[bytes, object]:
+        """``git_check_attr`` for the attributes convert_attrs asks about."""
+        slash = path.rfind(b"/")
+        patterns = self._dir_patterns(path[:slash] if slash != -1 else b"")
+        result: dict[bytes, object] = {}
+        for plist in (patterns, self._info):
+            for pattern, attrs in plist:
+                if pattern.match(path):
+                    for name, value in _expand(attrs, self.macros):
+                        if name in _WANTED:
+                            if value is None:
+                                result.pop(name, None)
+                            else:
+                                result[name] = value
+        return result
+
+
+def _crlf_from_attr(value) -> int:
+    """``git_path_check_crlf``."""
+    if value is True:
+        return A.CRLF_TEXT
+    if value is False:
+        return A.CRLF_BINARY
+    if value == b"input":
+        return A.CRLF_TEXT_INPUT
+    if value == b"auto":
+        return A.CRLF_AUTO
+    return A.CRLF_UNDEFINED
+
+
+def convert_attrs(
+    attrs: Mapping[bytes, object],
+    eol: EolConfig,
+    drivers: Mapping[bytes, ConvertDriver],
+) -> ConvAttrs:
+    """``convert_attrs``: turn checked attributes into a decided crlf_action."""
+    crlf = _crlf_from_attr(attrs.get(b"text"))
+    if crlf == A.CRLF_UNDEFINED:
+        crlf = _crlf_from_attr(attrs.get(b"crlf"))
+    ident = 1 if attrs.get(b"ident") is True else 0
+    f = attrs.get(b"filter")
+    drv = drivers.get(f) if isinstance(f, bytes) else None
+    if crlf != A.CRLF_BINARY:
+        e = attrs.get(b"eol")
+        if crlf == A.CRLF_AUTO and e == b"lf":
+            crlf = A.CRLF_AUTO_INPUT
+        elif crlf == A.CRLF_AUTO and e == b"crlf":
+            crlf = A.CRLF_AUTO_CRLF
+        elif e == b"lf":
+            crlf = A.CRLF_TEXT_INPUT
+        elif e == b"crlf":
+            crlf = A.CRLF_TEXT_CRLF
+    enc = attrs.get(b"working-tree-encoding")
+    if enc is True or enc is False:
+        raise AttributeError_("true/false are no valid working-tree-encodings")
+    encoding = enc if isinstance(enc, bytes) and enc else None
+    attr_action = crlf
+    if crlf == A.CRLF_TEXT:
+        crlf = A.CRLF_TEXT_CRLF if eol.text_eol_is_crlf() else A.CRLF_TEXT_INPUT
+    if crlf == A.CRLF_UNDEFINED:
+        crlf = {"false": A.CRLF_BINARY, "true": A.CRLF_AUTO_CRLF, "input": A.CRLF_AUTO_INPUT}[eol.autocrlf]
+    return ConvAttrs(int(crlf), int(attr_action), ident, drv, encoding)
+
+
+def read_convert_drivers(config) -> dict[bytes, ConvertDriver]:
+    """``read_convert_config``: every ``filter.<name>`` section becomes a driver."""
+    drivers: dict[bytes, ConvertDriver] = {}
+    for backend in reversed(getattr(config, "backends", [config])):
+        for section in backend.sections():
+            if len(section) != 2 or section[0].lower() != b"filter":
+                continue
+            name = section[1]
+            drv = drivers.setdefault(name, ConvertDriver(name))
+            for key, value in backend.items(section):
+                k = key.lower()
+                if k == b"smudge":
+                    drv.smudge = value
+                elif k == b"clean":
+                    drv.clean = value
+                elif k == b"process":
+                    drv.process = value
+                elif k == b"required":
+                    drv.required = value is None or value.lower() in (b"true", b"yes", b"on", b"1")
+    return drivers

@@ -1,0 +1,794 @@
+"""The coordinator: one checkout from plan to index, as git's ``check_updates``
+(unpack-trees.c) and ``run_parallel_checkout`` (parallel-checkout.c) do it.
+
+Order of work, and why:
+
+1. take ``index.lock`` first, so a concurrent git fails before anything moves;
+2. plan (:mod:`plan`): refuse, before touching the work tree, anything that
+   would lose local changes or untracked files;
+3. remove the files that leave, then their emptied directories;
+4. in index order, make leading directories and clear what is in the way;
+   write symlinks, gitlinks and filtered files here (git's coordinator does:
+   a symlink written by a helper could race other helpers' leading
+   directories) and queue regular files;
+5. write the queue with N helpers, or in process below the threshold, with
+   the very same :func:`entry.write_pc_item`;
+6. COLLIDED items are rewritten one by one afterwards (git does the same),
+   FAILED or unanswered ones fail the checkout;
+7. write the index (atomic rename), then move HEAD: a checkout that failed
+   leaves the old index and HEAD, and a re-run can finish it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat as stat_mod
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+import msgspec
+
+from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
+from .config import eol_config, parallel_checkout_configs
+from .convert import convert_to_working_tree, needs_conversion
+from .entry import CheckoutState, write_pc_item
+from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
+from .pktline import LARGE_PACKET_DATA_MAX
+from .plan import Plan, PlanError, plan_reset, plan_switch
+from .progress import Progress
+from .repository import S_IFGITLINK, Repository, TreeFiles
+from .wire import REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
+
+__all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
+
+S_IFLNK = 0o120000
+WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
+COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
+FAILED = PcItemStatus.PC_ITEM_FAILED
+#: More helpers than this buys nothing but file descriptors and memory.
+MAX_WORKERS = 64
+FIXED_PORTION_SIZE = REQUEST_LAYOUTS["git"].size
+
+
+class CheckoutError(Exception):
+    """A checkout that could not be completed; the message is for the user."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class CheckoutOptions(msgspec.Struct, kw_only=True):
+    """Settings of one checkout; ``None`` means "from the repository config"."""
+
+    workers: int | None = None
+    threshold: int | None = None
+    force: bool = False
+    quiet: bool = False
+    progress: bool | None = None  # None: when stderr is a terminal
+    helper_cmd: Sequence[str] | None = None
+    test_workers: str | None = None  # GIT_TEST_CHECKOUT_WORKERS, handed in by the CLI
+    online_cpus: int = os.cpu_count() or 1
+
+
+class CheckoutReport(msgspec.Struct):
+    """What a checkout did (returned by the API, printed as JSON with -v)."""
+
+    written: int = 0
+    removed: int = 0
+    parallel_items: int = 0
+    sequential_items: int = 0
+    workers: int = 1
+    collided: list[str] = []
+    failed: list[str] = []
+
+
+class _Queue:
+    """Items for helpers, with the index entries they fill."""
+
+    def __init__(self) -> None:
+        self.items: list[PcItem] = []
+        self.entries: list[Entry] = []
+        self.attrs: list[ConvAttrs] = []
+
+
+class Checkout:
+    """One checkout in one repository."""
+
+    def __init__(self, repo: Repository, opts: CheckoutOptions, err: TextIO, trace=None,
+                 base_dir: bytes = b"") -> None:
+        self.repo = repo
+        self.opts = opts
+        self.err = err
+        self.trace = trace
+        self.top = os.fsencode(repo.worktree) + b"/"
+        self.base_dir = base_dir
+        # Where files are written: the work tree, or checkout-index's --prefix.
+        self.out_top = self.top + base_dir if base_dir and not base_dir.startswith(b"/") else (base_dir or self.top)
+        self.eol = eol_config(repo.config)
+        self.drivers = read_convert_drivers(repo.config)
+        self.report = CheckoutReport()
+        self.errors: list[str] = []
+        self.algo = repo.odb.hash_algo
+        self._attrs: AttributeStack | None = None
+        self._attrs_trivial = True  # no attribute source anywhere: skip matching
+        self._attr_cache: dict = {}
+        self.progress: Progress | None = None
+        self._made_dirs: set[bytes] = set()
+
+    # --- messages --------------------------------------------------------------
+
+    def error(self, msg: str) -> None:
+        self.errors.append(msg)
+        self.err.write(f"error: {msg}\n")
+
+    def warning(self, msg: str) -> None:
+        if not self.opts.quiet:
+            self.err.write(f"warning: {msg}\n")
+
+    # --- attributes ------------------------------------------------------------
+
+    def setup_attributes(self, tree: TreeFiles | None, index: dict[bytes, Entry]) -> None:
+        """Attribute sources as ``GIT_ATTR_CHECKOUT`` sees them: index, then work tree."""
+        files = tree.files if tree is not None else {}
+
+        def lookup(d: bytes):
+            p = d + b"/.gitattributes" if d else b".gitattributes"
+            mo = files.get(p)
+            if mo is not None:
+                return mo[1]
+            e = index.get(p)
+            return e.oid if e is not None else None
+
+        def has(d: bytes) -> bool:
+            if lookup(d) is not None:
+                return True
+            return os.path.isfile(self.top + (d + b"/.gitattributes" if d else b".gitattributes"))
+
+        def read(d: bytes) -> bytes | None:
+            oid = lookup(d)
+            if oid is not None:
+                try:
+                    return self.repo.odb.read_blob(oid)
+                except Exception:  # noqa: BLE001 - an unreadable attributes blob counts as absent
+                    return None
+            try:
+                with open(self.top + (d + b"/.gitattributes" if d else b".gitattributes"), "rb") as f:
+                    return f.read()
+            except OSError:
+                return None
+
+        info = _read_file(os.path.join(self.repo.dirs.commondir, "info", "attributes"))
+        global_file = None
+        try:
+            global_file = self.repo.config.get((b"core",), b"attributesfile")
+        except KeyError:
+            home = self.repo.environ.get("HOME")
+            xdg = self.repo.environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+            if xdg:
+                global_file = os.path.join(xdg, "git", "attributes").encode()
+        glob_data = None
+        if global_file:
+            path = os.path.expanduser(os.fsdecode(global_file))
+            glob_data = _read_file(path)
+        self._attrs = AttributeStack(read, has, info, glob_data, None)
+        self._attrs_trivial = self._attrs.empty and not any(
+            p.endswith(b"/.gitattributes") for p in (*files, *index)
+        )
+
+    def conv_attrs(self, path: bytes) -> ConvAttrs:
+        stack = self._attrs
+        if stack is None or self._attrs_trivial:
+            key = ()
+            ca = self._attr_cache.get(key)
+            if ca is None:
+                ca = self._attr_cache[key] = convert_attrs({}, self.eol, self.drivers)
+            return ca
+        attrs = stack.check(path)
+        key = tuple(sorted(attrs.items()))
+        ca = self._attr_cache.get(key)
+        if ca is None:
+            ca = self._attr_cache[key] = convert_attrs(attrs, self.eol, self.drivers)
+        return ca
+
+    def to_worktree(self, e: Entry) -> bytes | None:
+        """The bytes checkout would write for ``e`` (for modification checks)."""
+        if e.mode & 0o170000 != 0o100000:
+            return None
+        ca = self.conv_attrs(e.name)
+        if not needs_conversion(ca.crlf_action, ca.ident, ca.working_tree_encoding, self.eol) and ca.drv is None:
+            return None
+        try:
+            data = self.repo.odb.read_blob(e.oid)
+        except Exception:  # noqa: BLE001
+            return None
+        return convert_to_working_tree(data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
+                                       e.oid.hex().encode(), e.name, self.eol)
+
+    # --- the work tree ---------------------------------------------------------
+
+    def remove_files(self, paths: list[bytes]) -> None:
+        """``unlink_entry``: delete files that leave, then their empty directories."""
+        dirs: set[bytes] = set()
+        for path in paths:
+            full = self.out_top + path
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
+                st = None
+            if st is not None:
+                if stat_mod.S_ISDIR(st.st_mode):
+                    # A submodule that leaves: git removes it only if empty.
+                    try:
+                        os.rmdir(full)
+                    except OSError:
+                        pass
+                else:
+                    os.unlink(full)
+            self.report.removed += 1
+            if self.progress:
+                self.progress.add()
+            slash = path.rfind(b"/")
+            if slash != -1:
+                dirs.add(path[:slash])
+        for d in sorted(dirs, key=len, reverse=True):
+            while d:
+                try:
+                    os.rmdir(self.out_top + d)
+                except OSError:
+                    break
+                slash = d.rfind(b"/")
+                d = d[:slash] if slash != -1 else b""
+
+    def prepare_path(self, path: bytes) -> None:
+        """``create_directories`` and the removal of what is in the way.
+
+        Planning has already refused anything that would lose data, so a
+        file where a directory must be, or a directory (or file) where the
+        entry goes, belongs to the old checkout and is removed.
+        """
+        top = self.out_top
+        slash = path.rfind(b"/")
+        if slash != -1:
+            d = path[:slash]
+            if d not in self._made_dirs:
+                i = 0
+                while True:
+                    i = path.find(b"/", i + 1)
+                    if i == -1 or i > slash:
+                        break
+                    part = path[:i]
+                    if part in self._made_dirs:
+                        continue
+                    full = top + part
+                    try:
+                        st = os.lstat(full)
+                    except FileNotFoundError:
+                        st = None
+                    if st is not None and not stat_mod.S_ISDIR(st.st_mode):
+                        os.unlink(full)  # a file or symlink in the way
+                        st = None
+                    if st is None:
+                        os.mkdir(full)
+                    self._made_dirs.add(part)
+        full = top + path
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            return
+        if stat_mod.S_ISDIR(st.st_mode):
+            shutil.rmtree(full)
+        else:
+            os.unlink(full)
+
+    def write_special(self, e: Entry, ca: ConvAttrs | None) -> os.stat_result | None:
+        """What the coordinator writes itself: symlinks, gitlinks, filtered files."""
+        full = self.out_top + e.name
+        try:
+            if e.mode == S_IFLNK:
+                os.symlink(self.repo.odb.read_blob(e.oid), full)
+            elif e.mode == S_IFGITLINK:
+                os.mkdir(full)  # an empty directory, as git leaves an unpopulated submodule
+            else:
+                data = self.repo.odb.read_blob(e.oid)
+                data = convert_to_working_tree(
+                    data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
+                    e.oid.hex().encode(), e.name, self.eol, self.error,
+                )
+                if ca.drv is not None:
+                    data = self.smudge(ca.drv, e.name, data)
+                    if data is None:
+                        return None
+                fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                             0o777 if e.mode & 0o100 else 0o666)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                except OSError:
+                    os.close(fd)
+                    os.unlink(full)
+                    raise
+                os.close(fd)
+            return os.lstat(full)
+        except OSError as ex:
+            self.error(f"unable to create file '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
+        except Exception as ex:  # noqa: BLE001 - e.g. a missing object
+            self.error(f"unable to read object {e.oid.hex()} '{e.name.decode('utf-8', 'replace')}': {ex}")
+        return None
+
+    def smudge(self, drv, path: bytes, data: bytes) -> bytes | None:
+        """``apply_filter`` for checkout: a ``process`` filter through dulwich's
+        long-running filter client, a one-shot ``smudge`` command through the
+        shell with ``%f`` quoted, as git's ``run_command(use_shell)`` does."""
+        name = path.decode("utf-8", "surrogateescape")
+        try:
+            if drv.process:
+                from dulwich.filters import ProcessFilterDriver
+
+                if not hasattr(drv, "_client"):
+                    drv._client = ProcessFilterDriver(process_cmd=drv.process.decode(), required=True,
+                                                      cwd=self.repo.worktree)
+                return drv._client.smudge(data, path)
+            if drv.smudge:
+                cmd = drv.smudge.decode().replace("%f", shlex.quote(name))
+                res = subprocess.run(["sh", "-c", cmd, cmd], input=data, capture_output=True,
+                                     cwd=self.repo.worktree, check=False)
+                if res.returncode == 0:
+                    return res.stdout
+                self.err.write(res.stderr.decode("utf-8", "replace"))
+        except Exception as ex:  # noqa: BLE001 - a broken filter is the filter's failure
+            self.err.write(f"error: {ex}\n")
+        if drv.required:
+            self.error(f"{name}: smudge filter {drv.name.decode()} failed")
+            return None
+        return data
+
+    # --- writing ---------------------------------------------------------------
+
+    def write_entries(self, entries: list[Entry]) -> None:
+        """Steps 4-6: write ``entries`` (index order), filling their stat data."""
+        queue = _Queue()
+        for e in entries:
+            try:
+                self.prepare_path(e.name)
+            except OSError as ex:
+                self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
+                continue
+            ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
+            if ca is not None and ca.parallel_eligible and (
+                FIXED_PORTION_SIZE + len(e.name) + len(ca.working_tree_encoding or b"")
+                <= LARGE_PACKET_DATA_MAX
+            ):
+                queue.items.append(PcItem(
+                    id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
+                    crlf_action=ca.crlf_action, ident=ca.ident,
+                    working_tree_encoding=ca.working_tree_encoding, algo=self.algo,
+                ))
+                queue.entries.append(e)
+                queue.attrs.append(ca)
+                continue
+            st = self.write_special(e, ca)
+            if st is not None:
+                e.fill_stat(st)
+                self.report.written += 1
+                self.report.sequential_items += 1
+            if self.progress:
+                self.progress.add()
+        if queue.items:
+            self.run_queue(queue)
+
+    def choose_workers(self, nr: int) -> tuple[int, int]:
+        """``get_parallel_checkout_configs`` with ``-j`` on top; then git's rule
+        ``min(workers, items) <= 1 or items < threshold`` means sequential."""
+        workers, threshold = parallel_checkout_configs(
+            self.repo.config, self.opts.test_workers, self.opts.online_cpus
+        )
+        if self.opts.workers is not None:
+            workers = self.opts.workers if self.opts.workers >= 1 else self.opts.online_cpus
+        if self.opts.threshold is not None:
+            threshold = self.opts.threshold
+        if workers > MAX_WORKERS:
+            self.warning(f"checkout.workers={workers} is more than {MAX_WORKERS}; using {MAX_WORKERS}")
+            workers = MAX_WORKERS
+        workers = min(workers, nr)
+        if workers <= 1 or nr < threshold:
+            workers = 1
+        return workers, threshold
+
+    def run_queue(self, q: _Queue) -> None:
+        nr = len(q.items)
+        workers, _ = self.choose_workers(nr)
+        self.report.workers = workers
+        results: list = [None] * nr
+        if workers <= 1:
+            state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
+                                  trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
+                                  error=self.error)
+            for i, item in enumerate(q.items):
+                status, st = write_pc_item(item, state)
+                results[i] = (status, st)
+                if status != COLLIDED and self.progress:
+                    self.progress.add()
+            self.report.sequential_items += nr
+        else:
+            from .workers import run_helpers
+
+            argv, env = self.helper_command()
+            layout = REQUEST_LAYOUTS["git"]
+
+            def on_result(res) -> None:
+                if res.status != COLLIDED and self.progress:
+                    self.progress.add()
+
+            raw = run_helpers(q.items, workers, argv, cwd=self.repo.worktree, env=env, layout=layout,
+                              stat_layout=native_stat_layout(), on_result=on_result, trace=self.trace,
+                              error=self.error)
+            for i, res in enumerate(raw):
+                results[i] = None if res is None else (res.status, res.st)
+            self.report.parallel_items += nr
+        self.handle_results(q, results)
+
+    def helper_command(self) -> tuple[list[str], dict[str, str]]:
+        env = dict(self.repo.environ)
+        env["GIT_DIR"] = self.repo.dirs.gitdir
+        env.pop("GIT_WORK_TREE", None)
+        env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
+        if self.trace is not None:
+            env["GIT_TRACE2_PARENT_SID"] = self.trace.sid
+        if self.opts.helper_cmd:
+            argv = list(self.opts.helper_cmd)
+        else:
+            argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper"]
+        if self.out_top != self.top:
+            argv.append("--prefix=" + os.fsdecode(self.out_top))
+        return argv, env
+
+    def handle_results(self, q: _Queue, results: list) -> None:
+        """``handle_results``: stat into the index; collisions rewritten in order."""
+        collided = []
+        for i, r in enumerate(results):
+            e = q.entries[i]
+            if r is None:
+                self.error(f"'{e.name.decode('utf-8', 'replace')}' was not written (its checkout helper failed)")
+                self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
+                continue
+            status, st = r
+            if status == WRITTEN:
+                if isinstance(st, os.stat_result):
+                    e.fill_stat(st)
+                else:
+                    e.fill_stat_data(st)
+                self.report.written += 1
+            elif status == COLLIDED:
+                collided.append(i)
+            else:
+                self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
+                if not any(e.name.decode("utf-8", "replace") in m for m in self.errors):
+                    self.error(f"unable to write file '{e.name.decode('utf-8', 'replace')}'")
+        for i in collided:
+            e = q.entries[i]
+            self.report.collided.append(e.name.decode("utf-8", "surrogateescape"))
+            try:
+                self.prepare_path(e.name)
+            except OSError as ex:
+                self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
+                continue
+            self._made_dirs.clear()
+            st = self.write_special(e, q.attrs[i])
+            if st is not None:
+                e.fill_stat(st)
+                self.report.written += 1
+            if self.progress:
+                self.progress.add()
+
+    def report_collisions(self, entries: list[Entry]) -> None:
+        """Clone's warning for paths that share one file (case-insensitive fs)."""
+        by_inode: dict[tuple[int, int], list[bytes]] = {}
+        for e in entries:
+            if e.mode & 0o170000 == 0o100000 and e.uptodate:
+                by_inode.setdefault((e.dev, e.ino), []).append(e.name)
+        groups = [g for g in by_inode.values() if len(g) > 1]
+        if not groups:
+            return
+        lines = ["the following paths have collided (e.g. case-sensitive paths",
+                 "on a case-insensitive filesystem) and only one from the same",
+                 "colliding group is in the working tree:"]
+        for g in groups:
+            lines.extend(f"  '{n.decode('utf-8', 'replace')}'" for n in g)
+        self.err.write("warning: " + "\n".join(lines) + "\n")
+
+
+def _read_file(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _ignore_matcher(repo: Repository) -> Callable[[bytes], bool]:
+    """``is_excluded`` through dulwich's ignore rules, built only when asked."""
+    manager = None
+
+    def ignored(path: bytes) -> bool:
+        nonlocal manager
+        if manager is None:
+            from dulwich.ignore import IgnoreFilterManager
+
+            manager = IgnoreFilterManager.from_repo(repo.dulwich)
+        try:
+            return bool(manager.is_ignored(path.decode("utf-8", "surrogateescape")))
+        except Exception:  # noqa: BLE001 - an unreadable ignore file ignores nothing
+            return False
+
+    return ignored
+
+
+def run_checkout(
+    repo: Repository,
+    rev: str | None,
+    opts: CheckoutOptions,
+    err: TextIO = sys.stderr,
+    trace=None,
+    *,
+    clone: bool = False,
+    out: TextIO = sys.stdout,
+) -> CheckoutReport:
+    """Switch the work tree, index and HEAD to ``rev`` (HEAD when None)."""
+    if repo.worktree is None:
+        raise CheckoutError("this operation must be run in a work tree", 128)
+    lock = IndexLock(repo.dirs.index_path)
+    try:
+        co = Checkout(repo, opts, err, trace)
+        old = read_index(repo.dirs.index_path, repo.odb.object_format)
+        if old.unmerged and not opts.force:
+            for name in old.unmerged:
+                err.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
+            raise CheckoutError("error: you need to resolve your current index first", 1)
+        head_commit = repo.head_commit()
+        old_branch = repo.head_ref()
+        commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+        head_tree = repo.tree_of(head_commit)
+        target = repo.tree_of(commit)
+        co.setup_attributes(target, old.entries)
+        top = co.top
+        if opts.force or clone or head_commit is None and not old.entries:
+            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns)
+        else:
+            plan = plan_switch(head_tree, target, old.entries, top, repo.hash_name, co.to_worktree,
+                               old.mtime_ns, _ignore_matcher(repo))
+        _execute(co, plan, opts, err)
+        if co.errors:
+            raise CheckoutError("", 1)
+        entries = [plan.entries[p] for p in sorted(plan.entries)]
+        if clone:
+            co.report_collisions(entries)
+        lock.commit(serialize_index(entries, repo.hash_name, _cache_tree(target, plan)))
+    except BaseException:
+        lock.rollback()
+        raise
+    message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
+    if remote_ref is not None:
+        msg = repo.set_upstream(branch, remote_ref)
+        if not opts.quiet:
+            out.write(msg + "\n")
+    if clone:
+        repo.update_head(commit, branch or old_branch, message)
+    elif rev is not None:
+        repo.update_head(commit, branch, message)
+    if not opts.quiet and not clone and rev is not None:
+        _say_switched(err, old_branch, branch, commit, rev)
+    return co.report
+
+
+def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> None:
+    total = len(plan.write) + len(plan.remove)
+    show = opts.progress if opts.progress is not None else err.isatty()
+    if show and not opts.quiet and total:
+        co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
+    co.remove_files(plan.remove)
+    co.write_entries(plan.write)
+    if co.progress:
+        co.progress.stop()
+
+
+def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:
+    """A TREE extension from the target's trees, invalid where the index differs."""
+    if target.tree_id is None:
+        return None
+    invalid: set[bytes] = set()
+    tf = target.files
+    differing = [p for p, e in plan.entries.items() if tf.get(p) != (e.mode, e.oid)]
+    differing += [p for p in tf if p not in plan.entries]
+    for p in differing:
+        d = p
+        while True:
+            slash = d.rfind(b"/")
+            d = d[:slash] if slash != -1 else b""
+            invalid.add(d)
+            if not d:
+                break
+    return build_cache_tree(target.trees, invalid)
+
+
+def _describe(branch: bytes | None, commit: bytes | None) -> bytes:
+    if branch is not None:
+        return branch[len(b"refs/heads/"):] if branch.startswith(b"refs/heads/") else branch
+    return commit or b"(null)"
+
+
+def _reflog_message(repo, old_branch, old_commit, branch, commit, rev, clone) -> bytes:
+    if clone:
+        return b"clone: from " + repo.environ.get("GCH_CLONE_SOURCE", "").encode()
+    return b"checkout: moving from " + _describe(old_branch, old_commit) + b" to " + (
+        branch[len(b"refs/heads/"):] if branch else (rev or "HEAD").encode()
+    )
+
+
+def _say_switched(err: TextIO, old_branch, branch, commit, rev) -> None:
+    if branch is not None:
+        name = branch[len(b"refs/heads/"):].decode()
+        if branch == old_branch:
+            err.write(f"Already on '{name}'\n")
+        else:
+            err.write(f"Switched to branch '{name}'\n")
+    else:
+        err.write(f"HEAD is now at {commit[:7].decode()}\n")
+
+
+def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None = None,
+                     err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
+    """``git checkout-index -a [-f] [--prefix=<p>]``: write every index entry.
+
+    Without a prefix the index takes the new stat data (under ``index.lock``);
+    with one the index is not touched, as in git. Without ``-f`` a file
+    that exists and differs is left alone and reported ("already exists").
+    """
+    lock = IndexLock(repo.dirs.index_path) if not prefix else None
+    try:
+        co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format)
+        co.setup_attributes(None, idx.entries)
+        entries = [idx.entries[p] for p in sorted(idx.entries)]
+        todo = []
+        for e in entries:
+            full = co.out_top + e.name
+            try:
+                st = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                todo.append(e)
+                continue
+            if not prefix and e.stat_matches(st) and e.mode != S_IFGITLINK:
+                continue  # up to date (checkout_entry's early return)
+            if opts.force:
+                todo.append(e)
+            elif e.mode != S_IFGITLINK:
+                co.error(f"{full.decode('utf-8', 'replace')} already exists, no checkout")
+        _execute(co, _plan_of(todo), opts, err)
+        if lock is not None and not co.errors:
+            lock.commit(serialize_index(entries, repo.hash_name, None))
+        if co.errors:
+            raise CheckoutError("", 1)
+    except BaseException:
+        if lock is not None:
+            lock.rollback()
+        raise
+    return co.report
+
+
+def _plan_of(entries: list[Entry]) -> Plan:
+    plan = Plan()
+    plan.write = entries
+    return plan
+
+
+def match_pathspec(path: bytes, specs: list[bytes]) -> int:
+    """Which pathspec matches ``path`` (-1 for none): exact, leading directory,
+    or a glob (``*`` crosses ``/``, as git's default pathspec magic does)."""
+    from fnmatch import fnmatchcase
+
+    for i, spec in enumerate(specs):
+        if not spec or spec == path or path.startswith(spec.rstrip(b"/") + b"/"):
+            return i
+        if any(c in spec for c in b"*?[") and fnmatchcase(path.decode("latin-1"), spec.decode("latin-1")):
+            return i
+    return -1
+
+
+def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
+                       opts: CheckoutOptions, err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
+    """``git checkout [<tree-ish>] -- <pathspec>...``: restore paths.
+
+    From the index, or from ``<tree-ish>`` into the index and the work tree
+    (overlay: index entries the tree lacks stay). Local changes to the named
+    paths are overwritten, as git does; a pathspec matching nothing is an
+    error before anything is touched.
+    """
+    lock = IndexLock(repo.dirs.index_path)
+    try:
+        co = Checkout(repo, opts, err, trace)
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format)
+        specs = []
+        for p in pathspecs:
+            full = os.path.normpath(os.path.join(cwd_prefix, p)) if cwd_prefix not in ("", ".") else os.path.normpath(p)
+            specs.append(b"" if full == "." else os.fsencode(full))
+        matched = [False] * len(specs)
+        entries = dict(idx.entries)
+        todo: list[Entry] = []
+        if treeish is not None:
+            commit, _b, _r = repo.resolve(treeish)
+            tree = repo.tree_of(commit)
+            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+        else:
+            tree = None
+            source = idx.entries
+        co.setup_attributes(tree, idx.entries)
+        for path in sorted(source):
+            i = match_pathspec(path, specs)
+            if i < 0:
+                continue
+            matched[i] = True
+            e = source[path]
+            cur = idx.entries.get(path)
+            if treeish is None or (cur is not None and cur.same_object(e)):
+                e = cur
+                try:
+                    st = os.lstat(co.top + path)
+                    if e.stat_matches(st) and e.mode != S_IFGITLINK:
+                        continue
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
+                e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
+            entries[path] = e
+            todo.append(e)
+        for i, ok in enumerate(matched):
+            if not ok:
+                raise CheckoutError(f"error: pathspec '{pathspecs[i]}' did not match any file(s) known to git", 1)
+        _execute(co, _plan_of(todo), opts, err)
+        if co.errors:
+            raise CheckoutError("", 1)
+        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name, None))
+    except BaseException:
+        lock.rollback()
+        raise
+    if not opts.quiet and todo:
+        err.write(f"Updated {len(todo)} path{'s' if len(todo) != 1 else ''} from "
+                  f"{'the index' if treeish is None else treeish}\n")
+    return co.report
+
+
+def checkout(
+    repo,
+    target: str | None = None,
+    *,
+    workers: int | None = None,
+    threshold: int | None = None,
+    force: bool = False,
+    progress: bool | None = False,
+    quiet: bool = True,
+    helper_cmd: Sequence[str] | None = None,
+    environ: dict[str, str] | None = None,
+) -> CheckoutReport:
+    """Check out ``target`` (a branch, tag or commit; HEAD when None) in ``repo``.
+
+    ``repo`` is a path or a :class:`dulwich.repo.Repo`. ``workers`` is the
+    number of helper processes (None: ``checkout.workers``; 0: one per CPU);
+    below ``threshold`` items (None: ``checkout.thresholdForParallelism``) the
+    checkout runs in this process. Raises :class:`CheckoutError` or
+    :class:`plan.PlanError` (local changes in the way) without touching
+    anything in the latter case.
+    """
+    path = repo if isinstance(repo, str | bytes | os.PathLike) else repo.path
+    r = Repository.open(os.fsdecode(path), environ if environ is not None else {})
+    try:
+        opts = CheckoutOptions(workers=workers, threshold=threshold, force=force, quiet=quiet,
+                               progress=progress, helper_cmd=helper_cmd)
+        return run_checkout(r, target, opts, err=sys.stderr)
+    finally:
+        r.close()
+

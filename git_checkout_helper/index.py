@@ -1,0 +1,253 @@
+"""The index: reading it, filling stat data, writing it as git does.
+
+Mirrors ``read-cache.c``: entries carry the stat data of the file written
+(``fill_stat_data``: 32-bit truncated fields), the new index is written into
+``index.lock`` (taken with ``O_EXCL`` *before* the work tree is touched, as
+``repo_hold_locked_index`` does) and renamed over ``index`` atomically, so a
+crash leaves either the old or the complete new index, never half of one.
+
+Racy git (``do_write_index`` / ``ce_smudge_racily_clean_entry``): entries
+written by this checkout are up to date (git marks them CE_UPTODATE) and are
+never smudged; an entry carried over from the old index whose mtime is not
+older than the old index file and whose file content no longer matches gets
+its size zeroed, so the next ``git status`` looks at the content.
+
+The writer is our own, in one pass over pre-sorted entries, because dulwich's
+``write_index`` converts every object id from hex and calls ``tell()`` per
+entry. Reading uses dulwich's reader. A cache-tree (``TREE``) extension is
+written when the caller knows the trees (it costs nothing during checkout).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import struct
+
+import msgspec
+
+__all__ = [
+    "Entry",
+    "IndexLock",
+    "IndexLockedError",
+    "build_cache_tree",
+    "read_index",
+    "serialize_index",
+]
+
+CE_NAMEMASK = 0x0FFF
+CE_EXTENDED = 0x4000
+S_IFGITLINK = 0o160000
+
+
+class Entry(msgspec.Struct, gc=False):
+    """One stage-0 index entry (``struct cache_entry``), object id raw."""
+
+    name: bytes
+    mode: int
+    oid: bytes
+    ctime_s: int = 0
+    ctime_ns: int = 0
+    mtime_s: int = 0
+    mtime_ns: int = 0
+    dev: int = 0
+    ino: int = 0
+    uid: int = 0
+    gid: int = 0
+    size: int = 0
+    flags: int = 0  # the high bits of the on-disk flags (assume-valid)
+    extended_flags: int = 0
+    uptodate: bool = False  # CE_UPTODATE: in core only
+
+    def fill_stat(self, st) -> None:
+        """``fill_stat_cache_info``: take stat data from ``os.stat_result``."""
+        c, m = st.st_ctime_ns, st.st_mtime_ns
+        self.ctime_s, self.ctime_ns = divmod(c, 1_000_000_000)
+        self.mtime_s, self.mtime_ns = divmod(m, 1_000_000_000)
+        self.dev = st.st_dev & 0xFFFFFFFF
+        self.ino = st.st_ino & 0xFFFFFFFF
+        self.uid = st.st_uid & 0xFFFFFFFF
+        self.gid = st.st_gid & 0xFFFFFFFF
+        self.size = st.st_size & 0xFFFFFFFF
+        self.uptodate = True
+
+    def fill_stat_data(self, sd) -> None:
+        """The same from a helper's :class:`wire.StatData`."""
+        self.ctime_s, self.ctime_ns = sd.ctime_sec & 0xFFFFFFFF, sd.ctime_nsec
+        self.mtime_s, self.mtime_ns = sd.mtime_sec & 0xFFFFFFFF, sd.mtime_nsec
+        self.dev = sd.dev & 0xFFFFFFFF
+        self.ino = sd.ino & 0xFFFFFFFF
+        self.uid = sd.uid & 0xFFFFFFFF
+        self.gid = sd.gid & 0xFFFFFFFF
+        self.size = sd.size & 0xFFFFFFFF
+        self.uptodate = True
+
+    def stat_matches(self, st) -> bool:
+        """``ce_match_stat_basic`` for a regular file, symlink or gitlink."""
+        if self.mtime_s != (st.st_mtime_ns // 1_000_000_000) & 0xFFFFFFFF:
+            return False
+        if self.mtime_ns != st.st_mtime_ns % 1_000_000_000:
+            return False
+        if self.ctime_s != (st.st_ctime_ns // 1_000_000_000) & 0xFFFFFFFF:
+            return False
+        if self.ctime_ns != st.st_ctime_ns % 1_000_000_000:
+            return False
+        if self.ino != st.st_ino & 0xFFFFFFFF or self.size != st.st_size & 0xFFFFFFFF:
+            return False
+        if self.uid != st.st_uid & 0xFFFFFFFF or self.gid != st.st_gid & 0xFFFFFFFF:
+            return False
+        return True
+
+    def same_object(self, other: Entry | None) -> bool:
+        return other is not None and self.mode == other.mode and self.oid == other.oid
+
+
+class IndexLockedError(Exception):
+    """git's "Unable to create '<path>/index.lock': File exists." with its hint."""
+
+    def __init__(self, lock_path: str) -> None:
+        super().__init__(
+            f"Unable to create '{lock_path}': File exists.\n\n"
+            "Another git process seems to be running in this repository, e.g.\n"
+            "an editor opened by 'git commit'. Please make sure all processes\n"
+            "are terminated then try again. If it still fails, a git process\n"
+            "may have crashed in this repository earlier:\n"
+            "remove the file manually to continue."
+        )
+        self.lock_path = lock_path
+
+
+class IndexLock:
+    """``lockfile.c`` for the index: ``O_EXCL`` create, write, rename or roll back."""
+
+    def __init__(self, index_path: str) -> None:
+        self.index_path = index_path
+        self.lock_path = index_path + ".lock"
+        try:
+            self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            raise IndexLockedError(self.lock_path) from None
+        self.active = True
+
+    def commit(self, data: bytes) -> None:
+        """Write the whole new index and rename it into place."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+        os.close(self.fd)
+        self.fd = -1
+        os.rename(self.lock_path, self.index_path)
+        self.active = False
+
+    def rollback(self) -> None:
+        if not self.active:
+            return
+        self.active = False
+        if self.fd >= 0:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
+        try:
+            os.unlink(self.lock_path)
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                raise
+
+
+class ReadIndex(msgspec.Struct):
+    entries: dict  # name -> Entry (stage 0 only)
+    version: int
+    mtime_ns: int  # istate->timestamp; 0 when there was no index
+    unmerged: list  # names with stage > 0
+
+
+def read_index(path: str, object_format) -> ReadIndex:
+    """Read ``path`` with dulwich; a missing index is an empty one."""
+    from dulwich.index import ConflictedIndexEntry, read_index_dict_with_version
+
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return ReadIndex({}, 2, 0, [])
+    with f:
+        st = os.fstat(f.fileno())
+        entries, version, _ext = read_index_dict_with_version(f, object_format)
+    out: dict[bytes, Entry] = {}
+    unmerged = []
+    for name, e in entries.items():
+        if isinstance(e, ConflictedIndexEntry):
+            unmerged.append(name)
+            continue
+        ct, mt = e.ctime, e.mtime
+        if not isinstance(ct, tuple):
+            ct = (int(ct), 0)
+        if not isinstance(mt, tuple):
+            mt = (int(mt), 0)
+        out[name] = Entry(
+            name, e.mode, bytes.fromhex(e.sha.decode()), ct[0], ct[1], mt[0], mt[1],
+            e.dev, e.ino, e.uid, e.gid, e.size, e.flags & 0x8000, e.extended_flags,
+        )
+    return ReadIndex(out, version, st.st_mtime_ns, unmerged)
+
+
+_ENTRY = {n: struct.Struct(f">10I{n}sH") for n in (20, 32)}
+
+
+def serialize_index(
+    entries: list[Entry],
+    hash_name: str = "sha1",
+    cache_tree: bytes | None = None,
+) -> bytes:
+    """The bytes of an index file (version 2, or 3 when extended flags are used)."""
+    rawsz = 32 if hash_name == "sha256" else 20
+    pack = _ENTRY[rawsz].pack
+    version = 3 if any(e.extended_flags for e in entries) else 2
+    parts = [b"DIRC", struct.pack(">II", version, len(entries))]
+    append = parts.append
+    base = 62 + rawsz - 20  # fixed part of an entry
+    for e in entries:
+        name = e.name
+        flags = min(len(name), CE_NAMEMASK) | e.flags
+        if e.extended_flags:
+            flags |= CE_EXTENDED
+        append(pack(e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino, e.mode,
+                    e.uid, e.gid, e.size, e.oid, flags))
+        fixed = base
+        if e.extended_flags:
+            append(struct.pack(">H", e.extended_flags))
+            fixed += 2
+        append(name)
+        append(b"\0" * (8 - (fixed + len(name)) % 8))
+    if cache_tree is not None:
+        append(b"TREE" + struct.pack(">I", len(cache_tree)) + cache_tree)
+    body = b"".join(parts)
+    h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
+    return body + h(body).digest()
+
+
+def build_cache_tree(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes]) -> bytes:
+    """The ``TREE`` extension (cache-tree.c ``write_one``).
+
+    ``trees`` maps a directory (b"" for the root) to (raw tree id, names of its
+    direct subtrees, number of index entries below it); directories in
+    ``invalid`` are written with entry count -1 and no id, as git does for
+    trees that no longer match the index.
+    """
+    out: list[bytes] = []
+
+    def write_one(path: bytes, name: bytes) -> None:
+        oid, subs, count = trees[path]
+        # cache-tree keeps subtrees sorted by (length, name): subtree_name_cmp.
+        subs = sorted(subs, key=lambda s: (len(s), s))
+        if path in invalid:
+            out.append(name + b"\0" + f"-1 {len(subs)}\n".encode())
+        else:
+            out.append(name + b"\0" + f"{count} {len(subs)}\n".encode() + oid)
+        for s in subs:
+            write_one(path + b"/" + s if path else s, s)
+
+    write_one(b"", b"")
+    return b"".join(out)

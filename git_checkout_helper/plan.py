@@ -1,0 +1,308 @@
+"""What a checkout writes and removes, and whether that is safe.
+
+Mirrors the decisions of ``unpack-trees.c`` for the operations we offer:
+
+* ``twoway_merge`` (branch switch): a path whose entry is the same in the old
+  and the new commit keeps its index entry and work-tree file, local changes
+  included; a path that changes is rewritten when the index still matches the
+  old commit (or already matches the new one) and the file is unmodified,
+  otherwise the switch is refused (``verify_uptodate``). New paths must not
+  hit untracked files (``verify_absent``), ignored ones excepted, as
+  ``git checkout`` overwrites those.
+* ``oneway_merge`` (``-f``, clone): every entry of the target is written
+  unless the index entry and file already match it.
+
+Nothing here touches the work tree except to look at it (``lstat``, reading
+files that must be compared). The result is a :class:`Plan`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+from collections.abc import Callable
+
+from .index import Entry
+from .repository import S_IFGITLINK, TreeFiles
+
+__all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "worktree_matches"]
+
+S_IFLNK = 0o120000
+S_IFREG = 0o100000
+
+ERROR_WOULD_OVERWRITE = "Your local changes to the following files would be overwritten by checkout:"
+ERROR_NOT_UPTODATE_DIR = "Updating the following directories would lose untracked files in them:"
+ERROR_WOULD_LOSE_UNTRACKED = "The following untracked working tree files would be overwritten by checkout:"
+ERROR_WOULD_LOSE_UNTRACKED_REMOVED = "The following untracked working tree files would be removed by checkout:"
+HINT_COMMIT_OR_STASH = "Please commit your changes or stash them before you switch branches."
+HINT_MOVE_OR_REMOVE = "Please move or remove them before you switch branches."
+
+
+class PlanError(Exception):
+    """A refused checkout: git's grouped messages, ready to print."""
+
+    def __init__(self, groups: dict[str, list[bytes]]) -> None:
+        self.groups = groups
+        lines = []
+        for header, paths in groups.items():
+            lines.append(f"error: {header}")
+            lines.extend(f"\t{p.decode('utf-8', 'surrogateescape')}" for p in sorted(paths))
+            if header in (ERROR_WOULD_OVERWRITE, ERROR_NOT_UPTODATE_DIR):
+                lines.append(HINT_COMMIT_OR_STASH)
+            else:
+                lines.append(HINT_MOVE_OR_REMOVE)
+        lines.append("Aborting")
+        super().__init__("\n".join(lines))
+
+
+class Plan:
+    """The new index, and the work-tree changes that produce it."""
+
+    __slots__ = ("entries", "write", "remove", "carried")
+
+    def __init__(self) -> None:
+        self.entries: dict[bytes, Entry] = {}  # the new index, stage 0
+        self.write: list[Entry] = []  # entries whose files are (re)written
+        self.remove: list[bytes] = []  # paths whose files are deleted
+        self.carried: set[bytes] = set()  # entries kept from the old index
+
+
+def blob_hash(data: bytes, hash_name: str) -> bytes:
+    h = hashlib.sha256() if hash_name == "sha256" else hashlib.sha1()
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.digest()
+
+
+def _mode_of(st: os.stat_result) -> int:
+    if stat_mod.S_ISLNK(st.st_mode):
+        return S_IFLNK
+    if stat_mod.S_ISDIR(st.st_mode):
+        return S_IFGITLINK
+    return 0o100755 if st.st_mode & 0o100 else 0o100644
+
+
+def worktree_matches(
+    entry: Entry,
+    path: bytes,
+    st: os.stat_result,
+    hash_name: str,
+    to_worktree: Callable[[Entry], bytes | None],
+    racy_timestamp_ns: int,
+) -> bool:
+    """``ie_match_stat`` then ``ce_modified_check_fs``: is the file still ``entry``?
+
+    Stat data first; when it differs (or the entry is racy) the content is
+    compared: the file's blob hash against the entry, and, for converted
+    files, the file against the blob converted for the work tree
+    (``to_worktree``), which avoids re-implementing the clean direction.
+    """
+    mode = entry.mode
+    if mode == S_IFGITLINK:
+        return stat_mod.S_ISDIR(st.st_mode)
+    if _mode_of(st) != mode:
+        return False
+    racy = racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns
+    if entry.stat_matches(st) and not racy and (entry.size or not st.st_size):
+        return True
+    if mode == S_IFLNK:
+        return blob_hash(os.readlink(path), hash_name) == entry.oid
+    if st.st_size > 1 << 30:
+        return False
+    with open(path, "rb") as f:
+        data = f.read()
+    if blob_hash(data, hash_name) == entry.oid:
+        return True
+    converted = to_worktree(entry)
+    return converted is not None and converted == data
+
+
+class _Worktree:
+    """Cached ``lstat`` of the work tree, relative to its top."""
+
+    def __init__(self, top: bytes) -> None:
+        self.top = top
+        self._cache: dict[bytes, os.stat_result | None] = {}
+
+    def lstat(self, path: bytes) -> os.stat_result | None:
+        try:
+            return self._cache[path]
+        except KeyError:
+            pass
+        try:
+            st = os.lstat(self.top + path)
+        except (FileNotFoundError, NotADirectoryError):
+            st = None
+        self._cache[path] = st
+        return st
+
+    def leading_file(self, path: bytes) -> bytes | None:
+        """The first leading component of ``path`` that exists and is not a directory."""
+        i = path.find(b"/")
+        while i != -1:
+            st = self.lstat(path[:i])
+            if st is None:
+                return None
+            if not stat_mod.S_ISDIR(st.st_mode):
+                return path[:i]
+            i = path.find(b"/", i + 1)
+        return None
+
+    def untracked_below(self, d: bytes, tracked: set[bytes], ignored: Callable[[bytes], bool]) -> list[bytes]:
+        """Files under directory ``d`` that the index does not know and are not ignored."""
+        out = []
+        top = self.top
+        for root, dirs, files in os.walk(top + d):
+            rel = root[len(top) :]
+            if os.path.basename(root) == b".git":
+                dirs[:] = []
+                continue
+            for name in files:
+                p = rel + b"/" + name
+                if p not in tracked and not ignored(p):
+                    out.append(p)
+            keep = []
+            for name in dirs:
+                p = rel + b"/" + name
+                if os.path.islink(top + p):
+                    if p not in tracked and not ignored(p):
+                        out.append(p)
+                else:
+                    keep.append(name)
+            dirs[:] = keep
+        return out
+
+
+def _entry(path: bytes, mode_oid: tuple[int, bytes]) -> Entry:
+    return Entry(path, mode_oid[0], mode_oid[1])
+
+
+def plan_reset(
+    target: TreeFiles,
+    old: dict[bytes, Entry],
+    top: bytes,
+    hash_name: str,
+    to_worktree: Callable[[Entry], bytes | None],
+    racy_timestamp_ns: int,
+) -> Plan:
+    """``oneway_merge`` (``checkout -f``, clone): the target, whatever is there.
+
+    Entries whose index entry and file already match the target are kept
+    as they are (no rewrite, like git); everything else is written, and
+    tracked files that leave are removed.
+    """
+    plan = Plan()
+    wt = _Worktree(top)
+    for path, mo in sorted(target.files.items()):
+        e = _entry(path, mo)
+        cur = old.get(path)
+        if cur is not None and cur.same_object(e):
+            st = wt.lstat(path)
+            if st is not None and worktree_matches(cur, top + path, st, hash_name, to_worktree, racy_timestamp_ns):
+                plan.entries[path] = cur
+                plan.carried.add(path)
+                continue
+        plan.entries[path] = e
+        plan.write.append(e)
+    for path in old:
+        if path not in target.files:
+            plan.remove.append(path)
+    return plan
+
+
+def plan_switch(
+    head: TreeFiles,
+    target: TreeFiles,
+    old: dict[bytes, Entry],
+    top: bytes,
+    hash_name: str,
+    to_worktree: Callable[[Entry], bytes | None],
+    racy_timestamp_ns: int,
+    ignored: Callable[[bytes], bool],
+) -> Plan:
+    """``twoway_merge`` for every path, then the safety checks; raises PlanError."""
+    plan = Plan()
+    wt = _Worktree(top)
+    overwrite: list[bytes] = []
+    untracked: list[bytes] = []
+    lose_dirs: list[bytes] = []
+    hf, tf = head.files, target.files
+
+    def modified(cur: Entry) -> bool:
+        st = wt.lstat(cur.name)
+        if st is None:
+            return False  # deleted locally: nothing to lose (verify_uptodate)
+        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns)
+
+    for path in sorted(set(hf) | set(tf) | set(old)):
+        h, t, cur = hf.get(path), tf.get(path), old.get(path)
+        if h == t:
+            # Unchanged between the commits: keep whatever the index has.
+            if cur is not None:
+                plan.entries[path] = cur
+                plan.carried.add(path)
+            continue
+        te = _entry(path, t) if t is not None else None
+        if cur is not None and te is not None and cur.same_object(te):
+            plan.entries[path] = cur  # index already has the new version
+            plan.carried.add(path)
+            continue
+        index_is_head = (cur is None and h is None) or (
+            cur is not None and h is not None and cur.mode == h[0] and cur.oid == h[1]
+        )
+        if not index_is_head:
+            if cur is not None or t is not None:
+                overwrite.append(path)
+            continue
+        if cur is not None and cur.mode != S_IFGITLINK and modified(cur):
+            if not (te is not None and _file_is(te, top + path, wt.lstat(path), hash_name, to_worktree)):
+                overwrite.append(path)
+                continue
+        if te is None:
+            plan.remove.append(path)
+            continue
+        plan.entries[path] = te
+        plan.write.append(te)
+
+    # verify_absent: the new paths must not land on untracked files.
+    tracked = set(old)
+    for e in plan.write:
+        path = e.name
+        if path in old:
+            continue
+        st = wt.lstat(path)
+        if st is not None:
+            if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
+                if e.mode == S_IFGITLINK:
+                    continue
+                lost = wt.untracked_below(path, tracked, ignored)
+                if lost:
+                    lose_dirs.append(path)
+            elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree):
+                untracked.append(path)
+            continue
+        lead = wt.leading_file(path)
+        if lead is not None and lead not in tracked and not ignored(lead):
+            untracked.append(lead)
+    groups: dict[str, list[bytes]] = {}
+    if overwrite:
+        groups[ERROR_WOULD_OVERWRITE] = overwrite
+    if lose_dirs:
+        groups[ERROR_NOT_UPTODATE_DIR] = lose_dirs
+    if untracked:
+        groups[ERROR_WOULD_LOSE_UNTRACKED] = sorted(set(untracked))
+    if groups:
+        raise PlanError(groups)
+    return plan
+
+
+def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, to_worktree) -> bool:
+    """Whether the work tree already holds exactly what ``e`` would write.
+
+    Overwriting such a file loses nothing, so it is not a conflict (git is
+    stricter here; this is what lets a re-run finish an interrupted switch).
+    """
+    if st is None or e.mode == S_IFGITLINK:
+        return False
+    return worktree_matches(e, full, st, hash_name, to_worktree, 0)

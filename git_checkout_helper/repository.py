@@ -1,0 +1,242 @@
+"""One repository opened for a checkout: its directories, config, objects,
+trees and refs, read through dulwich.
+
+Mirrors what git's ``the_repository`` gives the checkout code: ``get_oid``
+for revisions (``refs.c``/``object-name.c``, the common forms: full and
+abbreviated ids, ``HEAD``, branch, tag, remote-tracking names, ``^{tree}``-free),
+``read_tree`` flattening (``tree-walk.c``) and ``HEAD`` updates with a reflog
+entry (``refs/files-backend.c``), via dulwich's refs container.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from dulwich.objects import Commit, Tag, Tree
+from dulwich.repo import Repo
+
+from .config import read_config
+from .odb import GitDirs, ObjectDatabase, discover, object_format_name
+
+__all__ = ["Repository", "RevisionError", "TreeFiles"]
+
+S_IFGITLINK = 0o160000
+S_IFDIR = 0o040000
+
+
+class RevisionError(Exception):
+    pass
+
+
+class TreeFiles:
+    """A flattened tree: path -> (mode, raw oid), plus its subtrees for cache-tree."""
+
+    __slots__ = ("files", "trees", "tree_id")
+
+    def __init__(self, files: dict[bytes, tuple[int, bytes]], trees: dict, tree_id: bytes | None):
+        self.files = files
+        self.trees = trees  # dir -> (raw tree id, [subtree names], entry count)
+        self.tree_id = tree_id
+
+
+EMPTY = TreeFiles({}, {}, None)
+
+
+class Repository:
+    """The repository a checkout runs in."""
+
+    def __init__(self, dirs: GitDirs, environ: Mapping[str, str] | None = None) -> None:
+        self.dirs = dirs
+        self.environ = dict(environ or {})
+        self.config = read_config(dirs, self.environ)
+        self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config))
+        self.store = self.odb.store
+        self.hash_name = self.odb.object_format.name
+        self.worktree = dirs.worktree
+        self._dulwich: Repo | None = None
+
+    @classmethod
+    def open(cls, path: str, environ: Mapping[str, str] | None = None, git_dir: str | None = None) -> Repository:
+        dirs = discover(path, git_dir)
+        return cls(dirs, environ)
+
+    @property
+    def dulwich(self) -> Repo:
+        """A dulwich Repo on the same directories (refs, ignore rules)."""
+        if self._dulwich is None:
+            self._dulwich = Repo(self.dirs.gitdir, object_store=self.store)
+        return self._dulwich
+
+    def close(self) -> None:
+        if self._dulwich is not None:
+            self._dulwich.close()
+        self.odb.close()
+
+    # --- revisions ---------------------------------------------------------
+
+    def _peel_to_commit(self, sha_hex: bytes) -> bytes:
+        obj = self.store[sha_hex]
+        while isinstance(obj, Tag):
+            obj = self.store[obj.object[1]]
+        if isinstance(obj, Commit):
+            return obj.id
+        raise RevisionError(f"reference is not a tree: {sha_hex.decode()}")
+
+    def head_ref(self) -> bytes | None:
+        """The branch HEAD points at (``refs/heads/x``), or None when detached."""
+        chain, _ = self.dulwich.refs.follow(b"HEAD")
+        return chain[1] if len(chain) > 1 else None
+
+    def head_commit(self) -> bytes | None:
+        try:
+            sha = self.dulwich.refs[b"HEAD"]
+        except KeyError:
+            return None  # unborn branch
+        return self._peel_to_commit(sha)
+
+    def resolve(self, rev: str) -> tuple[bytes, bytes | None, bytes | None]:
+        """(commit hex id, branch ref or None, remote-tracking ref to create from)."""
+        refs = self.dulwich.refs
+        name = rev.encode()
+        if rev == "HEAD" or rev == "@":
+            c = self.head_commit()
+            if c is None:
+                raise RevisionError("You are on a branch yet to be born")
+            return c, self.head_ref(), None
+        if name.startswith(b"refs/heads/") and name in refs:
+            return self._peel_to_commit(refs[name]), name, None
+        branch = b"refs/heads/" + name
+        if branch in refs:
+            return self._peel_to_commit(refs[branch]), branch, None
+        for ref in (name, b"refs/" + name, b"refs/tags/" + name, b"refs/remotes/" + name):
+            if ref.startswith(b"refs/") and ref in refs:
+                return self._peel_to_commit(refs[ref]), None, None
+        # DWIM: exactly one remote has this branch -> create a tracking branch.
+        remote_matches = [r for r in refs.keys(base=b"refs/remotes/") if r.split(b"/", 1)[-1] == name]
+        if len(remote_matches) == 1:
+            full = b"refs/remotes/" + remote_matches[0]
+            return self._peel_to_commit(refs[full]), branch, full
+        hexlen = self.odb.object_format.hex_length
+        if 4 <= len(name) <= hexlen and all(c in b"0123456789abcdef" for c in name.lower()):
+            if len(name) == hexlen:
+                try:
+                    return self._peel_to_commit(name.lower()), None, None
+                except KeyError:
+                    pass
+            else:
+                found = list(self._abbrev(name.lower()))
+                if len(found) == 1:
+                    return self._peel_to_commit(found[0]), None, None
+                if len(found) > 1:
+                    raise RevisionError(f"short object ID {rev} is ambiguous")
+        raise RevisionError(f"pathspec '{rev}' did not match any file(s) known to git")
+
+    def _abbrev(self, prefix: bytes):
+        seen = set()
+        for sha in self.store.iter_prefix(bytes.fromhex(prefix.decode()[: len(prefix) // 2 * 2])):
+            hexsha = sha if len(sha) == self.odb.object_format.hex_length else sha.hex().encode()
+            if hexsha.startswith(prefix) and hexsha not in seen:
+                seen.add(hexsha)
+                yield hexsha
+
+    def tree_of(self, commit_hex: bytes | None) -> TreeFiles:
+        if commit_hex is None:
+            return EMPTY
+        obj = self.store[commit_hex]
+        if isinstance(obj, Commit):
+            return self.read_tree(obj.tree)
+        if isinstance(obj, Tree):
+            return self.read_tree(obj.id)
+        raise RevisionError(f"reference is not a tree: {commit_hex.decode()}")
+
+    def read_tree(self, tree_hex: bytes) -> TreeFiles:
+        """Flatten a tree (``read_tree``) and remember its subtrees for cache-tree."""
+        files: dict[bytes, tuple[int, bytes]] = {}
+        trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
+        store = self.store
+
+        def walk(tree_id: bytes, prefix: bytes) -> int:
+            tree = store[tree_id]
+            subs = []
+            count = 0
+            for name, mode, sha in tree.iteritems():
+                path = prefix + name
+                if mode & 0o170000 == S_IFDIR:
+                    subs.append(name)
+                    count += walk(sha, path + b"/")
+                else:
+                    files[path] = (mode, bytes.fromhex(sha.decode()))
+                    count += 1
+            trees[prefix[:-1]] = (bytes.fromhex(tree_id.decode()), subs, count)
+            return count
+
+        walk(tree_hex, b"")
+        return TreeFiles(files, trees, bytes.fromhex(tree_hex.decode()))
+
+    # --- HEAD ----------------------------------------------------------------
+
+    def update_head(self, commit_hex: bytes, branch: bytes | None, message: bytes) -> None:
+        """Point HEAD at ``branch`` (symbolic) or at ``commit_hex`` (detached).
+
+        Written like the files backend does: ``HEAD.lock`` then rename, and
+        one reflog line in ``logs/HEAD`` when reflogs are kept.
+        """
+        refs = self.dulwich.refs
+        if branch is not None and branch not in refs:
+            refs.set_if_equals(branch, None, commit_hex)
+        old = self.head_commit()
+        path = os.path.join(self.dirs.gitdir, "HEAD")
+        lock = path + ".lock"
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            os.write(fd, (b"ref: " + branch if branch is not None else commit_hex) + b"\n")
+        finally:
+            os.close(fd)
+        os.rename(lock, path)
+        logs = os.path.join(self.dirs.gitdir, "logs")
+        try:
+            keep = self.config.get_boolean((b"core",), b"logallrefupdates", self.worktree is not None)
+        except (KeyError, ValueError):
+            keep = self.worktree is not None
+        if keep or os.path.exists(os.path.join(logs, "HEAD")):
+            os.makedirs(logs, exist_ok=True)
+            zero = b"0" * self.odb.object_format.hex_length
+            line = b"%s %s %s\t%s\n" % (old or zero, commit_hex, self._ident_with_date(), message)
+            with open(os.path.join(logs, "HEAD"), "ab") as f:
+                f.write(line)
+
+    def set_upstream(self, branch: bytes, remote_ref: bytes) -> str:
+        """``--track`` set-up for a branch made from ``refs/remotes/<remote>/<name>``."""
+        from dulwich.config import ConfigFile
+
+        remote, _, name = remote_ref[len(b"refs/remotes/") :].partition(b"/")
+        short = branch[len(b"refs/heads/") :]
+        cf = ConfigFile.from_path(self.dirs.config_path)
+        cf.set((b"branch", short), b"remote", remote)
+        cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
+        cf.write_to_path(self.dirs.config_path)
+        return f"branch '{short.decode()}' set up to track '{remote.decode()}/{name.decode()}'."
+
+    def _ident_with_date(self) -> bytes:
+        """``git_committer_info``: name, email and date as a reflog line wants them."""
+        import time
+
+        env = self.environ
+
+        def conf(key: bytes, fallback: str) -> str:
+            try:
+                return self.config.get((b"user",), key).decode()
+            except KeyError:
+                return fallback
+
+        name = env.get("GIT_COMMITTER_NAME") or conf(b"name", "unknown")
+        email = env.get("GIT_COMMITTER_EMAIL") or conf(b"email", "unknown")
+        date = env.get("GIT_COMMITTER_DATE", "").strip()
+        parts = date.lstrip("@").split()
+        if not (len(parts) == 2 and parts[0].isdigit()):
+            off = -time.timezone if not time.localtime().tm_isdst else -time.altzone
+            sign = "+" if off >= 0 else "-"
+            off = abs(off) // 60
+            parts = [str(int(time.time())), f"{sign}{off // 60:02d}{off % 60:02d}"]
+        return f"{name} <{email}> {parts[0]} {parts[1]}".encode()

@@ -1,0 +1,201 @@
+"""Running helper processes: git's ``parallel-checkout.c`` coordinator side.
+
+``setup_workers`` / ``gather_results_from_workers`` / ``finish_workers``: spawn
+every helper first, then hand each one contiguous chunk of the items (git's
+split: ``nr / n`` each, the first ``nr % n`` one more), each chunk ending with
+a flush, then poll all helper stdouts at once and take results as they come.
+Contiguous chunks in index order keep a directory's files in one helper
+(directory locks in the kernel) and delta bases in one helper's cache.
+
+Anything unexpected from a helper (a result out of order, a short record, a
+death) marks that helper's unanswered items as not written; the caller
+decides what that means for the index. Helpers never outlive this function:
+on any exception (Ctrl-C included) they are terminated and reaped.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+
+from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, pkt_line
+from .wire import (
+    PcItem,
+    PcItemResult,
+    PcItemStatus,
+    RequestLayout,
+    StatLayout,
+    WireError,
+    decode_result,
+)
+
+__all__ = ["run_helpers", "split_batches"]
+
+PENDING = PcItemStatus.PC_ITEM_PENDING
+
+
+
+
+class _Helper:
+    __slots__ = ("index", "proc", "start", "end", "next_id", "parser", "done", "error", "child_id", "t0")
+
+    def __init__(self, index, proc, start, end, child_id, t0):
+        self.index = index
+        self.proc = proc
+        self.start = start
+        self.end = end
+        self.next_id = start
+        self.parser = PktParser()
+        self.done = False
+        self.error: str | None = None
+        self.child_id = child_id
+        self.t0 = t0
+
+
+def split_batches(nr: int, num_workers: int) -> list[tuple[int, int]]:
+    """git's split: contiguous [start, end) runs, the first ``nr % n`` one longer."""
+    base, extra = divmod(nr, num_workers)
+    out = []
+    start = 0
+    for i in range(num_workers):
+        size = base + (1 if i < extra else 0)
+        out.append((start, start + size))
+        start += size
+    return out
+
+
+def run_helpers(
+    items: Sequence[PcItem],
+    num_workers: int,
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str] | None,
+    layout: RequestLayout,
+    stat_layout: StatLayout,
+    on_result: Callable[[PcItemResult], None],
+    trace=None,
+    error: Callable[[str], None] = lambda m: None,
+) -> list[PcItemResult | None]:
+    """Write ``items`` with ``num_workers`` helpers; results indexed by item id.
+
+    Item ids must be 0..len(items)-1 in order. A slot left None was never
+    answered (its helper died or misbehaved); ``error`` has been told why.
+    """
+    nr = len(items)
+    results: list[PcItemResult | None] = [None] * nr
+    helpers: list[_Helper] = []
+    sel = selectors.DefaultSelector()
+    try:
+        for i, (start, end) in enumerate(split_batches(nr, num_workers)):
+            cid = trace.child_start(argv) if trace is not None else -1
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
+                bufsize=0, close_fds=True,
+            )
+            helpers.append(_Helper(i, proc, start, end, cid, time.monotonic()))
+        for h in helpers:
+            batch = b"".join([pkt_line(items[j].encode(layout)) for j in range(h.start, h.end)])
+            try:
+                h.proc.stdin.write(batch + FLUSH_PKT)
+            except (BrokenPipeError, OSError) as e:
+                h.error = f"checkout helper {h.index} closed its input early ({e.strerror or e})"
+            try:
+                h.proc.stdin.close()
+            except OSError:
+                pass
+            os.set_blocking(h.proc.stdout.fileno(), False)
+            sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, h)
+        _gather(sel, helpers, results, stat_layout, on_result)
+    except BaseException:
+        for h in helpers:
+            if h.proc.poll() is None:
+                h.proc.send_signal(signal.SIGTERM)
+        raise
+    finally:
+        sel.close()
+        for h in helpers:
+            if h.proc.stdout:
+                h.proc.stdout.close()
+            rc = h.proc.wait()
+            if trace is not None:
+                trace.child_exit(h.child_id, h.proc.pid, rc, time.monotonic() - h.t0)
+            if rc < 0:
+                error(f"checkout helper {h.index} died of signal {-rc}")
+            elif rc != 0 and h.error is None and not h.done:
+                h.error = f"checkout helper {h.index} exited with status {rc}"
+            if h.error:
+                error(h.error)
+    return results
+
+
+def _gather(sel, helpers, results, stat_layout, on_result) -> None:
+    active = len(helpers)
+    while active:
+        for key, _ in sel.select():
+            h: _Helper = key.data
+            try:
+                data = os.read(key.fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if data:
+                try:
+                    pkts = h.parser.feed(data)
+                except PktLineError as e:
+                    _drop(sel, key.fd, h, f"checkout helper {h.index}: {e}")
+                    active -= 1
+                    continue
+                for pkt in pkts:
+                    if h.done or h.error:
+                        break
+                    if pkt == FLUSH:
+                        if h.next_id != h.end:
+                            h.error = (
+                                f"checkout helper {h.index} finished with "
+                                f"{h.end - h.next_id} items unanswered"
+                            )
+                        h.done = True
+                        continue
+                    if isinstance(pkt, int):
+                        h.error = f"checkout helper {h.index} sent an unexpected special packet"
+                        continue
+                    try:
+                        res = decode_result(pkt, stat_layout)
+                    except WireError as e:
+                        h.error = f"checkout helper {h.index}: {e}"
+                        continue
+                    if h.next_id >= h.end:
+                        h.error = f"received result from supposedly finished checkout helper {h.index}"
+                        continue
+                    if res.id != h.next_id:
+                        h.error = (
+                            f"unexpected item id from checkout helper {h.index} "
+                            f"(got {res.id}, exp {h.next_id})"
+                        )
+                        continue
+                    h.next_id += 1
+                    results[res.id] = res
+                    on_result(res)
+                if h.error:
+                    _drop(sel, key.fd, h, None)
+                    active -= 1
+            else:  # EOF
+                if not h.done and h.error is None:
+                    h.error = (
+                        f"checkout helper {h.index} ended its output before answering "
+                        f"{h.end - h.next_id} items"
+                    )
+                _drop(sel, key.fd, h, None)
+                active -= 1
+
+
+def _drop(sel, fd, h: _Helper, err: str | None) -> None:
+    if err and not h.error:
+        h.error = err
+    sel.unregister(fd)
+    if h.error and h.proc.poll() is None:
+        h.proc.send_signal(signal.SIGTERM)
