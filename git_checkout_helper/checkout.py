@@ -553,14 +553,13 @@ def run_checkout(
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
         commit, branch, remote_ref = repo.resolve(rev or "HEAD")
-        head_tree = repo.tree_of(head_commit)
         target = repo.tree_of(commit)
         co.setup_attributes(target, old.entries)
         top = co.top
         if opts.force or clone or head_commit is None and not old.entries:
             plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns)
         else:
-            plan = plan_switch(head_tree, target, old.entries, top, repo.hash_name, co.to_worktree,
+            plan = plan_switch(repo.tree_of(head_commit), target, old.entries, top, repo.hash_name, co.to_worktree,
                                old.mtime_ns, _ignore_matcher(repo))
         _execute(co, plan, opts, err)
         if co.errors:

@@ -143,6 +143,28 @@ class ObjectDatabase:
             objects_dir, object_format=self.object_format, alternates=alternates or None
         )
         self._get_raw = self.store.get_raw
+        self._packs: list | None = None
+
+    def _pack_get_raw(self, oid: bytes) -> tuple[int, bytes]:
+        """``get_raw`` that asks the packs first, without the store's per-lookup
+        bookkeeping (MIDX probe, LRU marks, limit checks): that costs as much
+        as the index search itself when a checkout reads thousands of blobs.
+        Anything not found this way (loose objects, alternates, a pack that
+        appeared or vanished) goes through dulwich's full ``get_raw``."""
+        packs = self._packs
+        if packs is None:
+            try:
+                packs = self._packs = list(self.store.packs)
+            except OSError:
+                packs = self._packs = []
+        for pack in packs:
+            try:
+                return pack.get_raw(oid)
+            except KeyError:
+                continue
+            except OSError:
+                break
+        return self._get_raw(oid)
 
     @property
     def hash_algo(self) -> int:
@@ -152,12 +174,17 @@ class ObjectDatabase:
     def read_blob(self, oid: bytes) -> bytes:
         """The content of blob ``oid`` (raw bytes); :class:`MissingObject` if absent."""
         try:
-            type_num, data = self._get_raw(oid)
+            type_num, data = self._pack_get_raw(oid)
         except (KeyError, ValueError, AssertionError, OSError) as e:
             raise MissingObject(oid.hex()) from e
         if type_num != OBJ_BLOB:
             raise MissingObject(oid.hex())
         return data
 
+    def read_raw(self, oid: bytes) -> tuple[int, bytes]:
+        """Any object's (type number, raw bytes) through the same fast path."""
+        return self._pack_get_raw(oid)
+
     def close(self) -> None:
+        self._packs = None
         self.store.close()
