@@ -153,18 +153,29 @@ class ObjectDatabase:
         appeared or vanished) goes through dulwich's full ``get_raw``."""
         packs = self._packs
         if packs is None:
-            try:
-                packs = self._packs = list(self.store.packs)
-            except OSError:
-                packs = self._packs = []
+            packs = self._packs = self._open_packs()
         for pack in packs:
             try:
                 return pack.get_raw(oid)
             except KeyError:
                 continue
-            except OSError:
-                break
+            except (OSError, ValueError, IndexError):
+                break  # something unusual: let dulwich do it the careful way
         return self._get_raw(oid)
+
+    def _open_packs(self) -> list:
+        from .packreader import PackReader
+
+        out = []
+        try:
+            for pack in self.store.packs:
+                try:
+                    out.append(PackReader(pack, resolve_ref=self._get_raw))
+                except (OSError, ValueError):
+                    out.append(pack)
+        except OSError:
+            pass
+        return out
 
     @property
     def hash_algo(self) -> int:
@@ -186,5 +197,8 @@ class ObjectDatabase:
         return self._pack_get_raw(oid)
 
     def close(self) -> None:
+        for pack in self._packs or ():
+            if hasattr(pack, "_map"):
+                pack.close()
         self._packs = None
         self.store.close()

@@ -1,0 +1,138 @@
+"""Lean object reads from one pack: ``packfile.c``'s ``unpack_entry`` path.
+
+dulwich finds the object (its pack index, searched with dulwich's C
+``bisect_find_sha``) and applies deltas (its C ``apply_delta``); this module
+only replaces the Python layers in between, which cost about as much as
+zlib itself when a checkout reads thousands of small blobs: the object
+header is parsed straight from an ``mmap`` of the pack, the entry is
+inflated with one ``zlib`` call on a zero-copy slice, and delta bases are
+kept in a small LRU cache keyed by pack offset (git's delta base cache,
+``core.deltaBaseCacheLimit``), which contiguous chunks in path order hit
+often. Anything unusual raises, and the caller falls back to dulwich.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import zlib
+from collections import OrderedDict
+
+from dulwich._pack import apply_delta
+
+__all__ = ["PackReader", "DELTA_BASE_CACHE_LIMIT"]
+
+OBJ_OFS_DELTA = 6
+OBJ_REF_DELTA = 7
+#: Bytes of delta bases kept per process (git's default is 96 MiB; helpers
+#: are several, each with its own cache, so each keeps less).
+DELTA_BASE_CACHE_LIMIT = 32 << 20
+#: Longest delta chain followed (git packs default to depth 50).
+MAX_DELTA_DEPTH = 10_000
+
+
+class PackReader:
+    """Inflate objects of one dulwich ``Pack`` directly from its mmap."""
+
+    def __init__(self, pack, resolve_ref=None) -> None:
+        self._offset_of = pack.index.object_offset
+        fd = os.open(pack._data_path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        self._mv = memoryview(self._map)
+        self._rawsz = pack.object_format.oid_length
+        self._resolve_ref = resolve_ref  # oid -> (type, bytes), for REF_DELTA bases elsewhere
+        self._cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
+        self._cached = 0
+
+    def close(self) -> None:
+        self._cache.clear()
+        self._mv.release()
+        self._map.close()
+
+    def get_raw(self, oid: bytes) -> tuple[int, bytes]:
+        """(type number, content) of ``oid``; KeyError when this pack lacks it."""
+        return self._object_at(self._offset_of(oid), 0)
+
+    def _inflate(self, pos: int, size: int) -> bytes:
+        mv = self._mv
+        d = zlib.decompressobj()
+        n = size + (size >> 3) + 64
+        first = d.decompress(mv[pos : pos + n])
+        if d.eof:
+            out = first
+        else:
+            parts = [first]
+            pos += n
+            while not d.eof:
+                chunk = mv[pos : pos + (1 << 20)]
+                if not chunk:
+                    raise ValueError("truncated pack entry")
+                parts.append(d.decompress(chunk))
+                pos += len(chunk)
+            out = b"".join(parts)
+        if len(out) != size:
+            raise ValueError("pack entry size mismatch")
+        return out
+
+    def _object_at(self, offset: int, depth: int) -> tuple[int, bytes]:
+        cached = self._cache.get(offset)
+        if cached is not None:
+            self._cache.move_to_end(offset)
+            return cached
+        if depth > MAX_DELTA_DEPTH:
+            raise ValueError("delta chain too long")
+        m = self._map
+        pos = offset
+        c = m[pos]
+        type_num = (c >> 4) & 7
+        size = c & 15
+        shift = 4
+        while c & 0x80:
+            pos += 1
+            c = m[pos]
+            size |= (c & 0x7F) << shift
+            shift += 7
+        pos += 1
+        if type_num < OBJ_OFS_DELTA:
+            return type_num, self._inflate(pos, size)
+        if type_num == OBJ_OFS_DELTA:
+            c = m[pos]
+            rel = c & 0x7F
+            while c & 0x80:
+                pos += 1
+                c = m[pos]
+                rel = ((rel + 1) << 7) | (c & 0x7F)
+            pos += 1
+            base = self._base(offset - rel, depth)
+        elif type_num == OBJ_REF_DELTA:
+            base_oid = bytes(m[pos : pos + self._rawsz])
+            pos += self._rawsz
+            try:
+                base_offset = self._offset_of(base_oid)
+            except KeyError:
+                if self._resolve_ref is None:
+                    raise
+                base = self._resolve_ref(base_oid)
+            else:
+                base = self._base(base_offset, depth)
+        else:
+            raise ValueError(f"bad pack object type {type_num}")
+        delta = self._inflate(pos, size)
+        return base[0], b"".join(apply_delta(base[1], delta))
+
+    def _base(self, offset: int, depth: int) -> tuple[int, bytes]:
+        """A delta base, through the LRU cache (``cache_or_unpack_entry``)."""
+        obj = self._object_at(offset, depth + 1)
+        cache = self._cache
+        if offset not in cache:
+            n = len(obj[1])
+            if n <= DELTA_BASE_CACHE_LIMIT // 4:
+                cache[offset] = obj
+                self._cached += n
+                while self._cached > DELTA_BASE_CACHE_LIMIT:
+                    _, old = cache.popitem(last=False)
+                    self._cached -= len(old[1])
+        return obj
