@@ -118,6 +118,8 @@ class Checkout:
         self._attrs_trivial = True  # no attribute source anywhere: skip matching
         self._attr_cache: dict = {}
         self.progress: Progress | None = None
+        self.pool = None  # helpers started ahead of the queue
+        self._warned_clamp = False
         self._made_dirs: set[bytes] = set()
 
     # --- messages --------------------------------------------------------------
@@ -393,16 +395,35 @@ class Checkout:
         if self.opts.threshold is not None:
             threshold = self.opts.threshold
         if workers > MAX_WORKERS:
-            self.warning(f"checkout.workers={workers} is more than {MAX_WORKERS}; using {MAX_WORKERS}")
+            if not self._warned_clamp:
+                self.warning(f"checkout.workers={workers} is more than {MAX_WORKERS}; using {MAX_WORKERS}")
+                self._warned_clamp = True
             workers = MAX_WORKERS
         workers = min(workers, nr)
         if workers <= 1 or nr < threshold:
             workers = 1
         return workers, threshold
 
+    def start_helpers(self, expected_items: int) -> None:
+        """Start the helpers early (see :class:`workers.HelperPool`) when the
+        expected number of items already calls for them."""
+        workers, _ = self.choose_workers(expected_items)
+        if workers > 1:
+            from .workers import HelperPool
+
+            argv, env = self.helper_command()
+            self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace)
+
+    def close_helpers(self) -> None:
+        if self.pool is not None:
+            pool, self.pool = self.pool, None
+            pool.close()
+
     def run_queue(self, q: _Queue) -> None:
         nr = len(q.items)
         workers, _ = self.choose_workers(nr)
+        if self.pool is not None and workers <= 1:
+            self.close_helpers()
         self.report.workers = workers
         results: list = [None] * nr
         if workers <= 1:
@@ -416,18 +437,17 @@ class Checkout:
                     self.progress.add()
             self.report.sequential_items += nr
         else:
-            from .workers import run_helpers
-
-            argv, env = self.helper_command()
-            layout = REQUEST_LAYOUTS["git"]
+            if self.pool is None:
+                self.start_helpers(nr)
 
             def on_result(res) -> None:
                 if res.status != COLLIDED and self.progress:
                     self.progress.add()
 
-            raw = run_helpers(q.items, workers, argv, cwd=self.repo.worktree, env=env, layout=layout,
-                              stat_layout=native_stat_layout(), on_result=on_result, trace=self.trace,
-                              error=self.error)
+            pool, self.pool = self.pool, None
+            self.report.workers = min(len(pool), nr)
+            raw = pool.run(q.items, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+                           on_result=on_result, error=self.error)
             for i, res in enumerate(raw):
                 results[i] = None if res is None else (res.status, res.st)
             self.report.parallel_items += nr
@@ -590,8 +610,12 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
     show = opts.progress if opts.progress is not None else err.isatty()
     if show and not opts.quiet and total:
         co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
-    co.remove_files(plan.remove)
-    co.write_entries(plan.write)
+    try:
+        co.start_helpers(sum(1 for e in plan.write if e.mode & 0o170000 == 0o100000))
+        co.remove_files(plan.remove)
+        co.write_entries(plan.write)
+    finally:
+        co.close_helpers()
     if co.progress:
         co.progress.stop()
 

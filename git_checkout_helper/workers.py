@@ -26,17 +26,13 @@ from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, pkt_line
 from .wire import (
     PcItem,
     PcItemResult,
-    PcItemStatus,
     RequestLayout,
     StatLayout,
     WireError,
     decode_result,
 )
 
-__all__ = ["run_helpers", "split_batches"]
-
-PENDING = PcItemStatus.PC_ITEM_PENDING
-
+__all__ = ["HelperPool", "run_helpers", "split_batches"]
 
 
 
@@ -68,6 +64,107 @@ def split_batches(nr: int, num_workers: int) -> list[tuple[int, int]]:
     return out
 
 
+class HelperPool:
+    """Helpers started ahead of their work.
+
+    git starts its workers only when the queue is complete; a Python helper
+    needs ~0.1 s to start, so the coordinator starts them as soon as it knows
+    roughly how much there is to write and lets their start-up overlap its
+    own removals, mkdirs and item encoding. Helpers that turn out not to be
+    needed get an empty input and exit.
+    """
+
+    def __init__(self, argv: list[str], n: int, *, cwd: str, env: dict[str, str] | None, trace=None) -> None:
+        self.argv = argv
+        self.trace = trace
+        self.helpers: list[_Helper] = []
+        try:
+            for i in range(n):
+                cid = trace.child_start(argv) if trace is not None else -1
+                proc = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
+                    bufsize=0, close_fds=True,
+                )
+                self.helpers.append(_Helper(i, proc, 0, 0, cid, time.monotonic()))
+        except BaseException:
+            self.close(error=lambda m: None, abort=True)
+            raise
+
+    def __len__(self) -> int:
+        return len(self.helpers)
+
+    def run(
+        self,
+        items: Sequence[PcItem],
+        *,
+        layout: RequestLayout,
+        stat_layout: StatLayout,
+        on_result: Callable[[PcItemResult], None],
+        error: Callable[[str], None] = lambda m: None,
+    ) -> list[PcItemResult | None]:
+        """Write ``items`` with (up to) every helper; results indexed by item id.
+
+        Item ids must be 0..len(items)-1 in order. A slot left None was never
+        answered (its helper died or misbehaved); ``error`` has been told why.
+        """
+        nr = len(items)
+        results: list[PcItemResult | None] = [None] * nr
+        used = self.helpers[: max(1, min(nr, len(self.helpers)))]
+        sel = selectors.DefaultSelector()
+        aborted = True
+        try:
+            for h, (start, end) in zip(used, split_batches(nr, len(used)), strict=True):
+                h.start, h.end, h.next_id = start, end, start
+            for h in self.helpers[len(used) :]:
+                h.done = True  # nothing for it: an empty input ends it
+                self._close_input(h)
+            for h in used:
+                batch = b"".join([pkt_line(items[j].encode(layout)) for j in range(h.start, h.end)])
+                try:
+                    h.proc.stdin.write(batch + FLUSH_PKT)
+                except (BrokenPipeError, OSError) as e:
+                    h.error = f"checkout helper {h.index} closed its input early ({e.strerror or e})"
+                self._close_input(h)
+                os.set_blocking(h.proc.stdout.fileno(), False)
+                sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, h)
+            _gather(sel, used, results, stat_layout, on_result)
+            aborted = False
+        finally:
+            sel.close()
+            self.close(error, abort=aborted)
+        return results
+
+    @staticmethod
+    def _close_input(h: _Helper) -> None:
+        try:
+            h.proc.stdin.close()
+        except OSError:
+            pass
+
+    def close(self, error: Callable[[str], None] = lambda m: None, abort: bool = True) -> None:
+        """Reap every helper (terminating them first when ``abort``); idempotent."""
+        helpers, self.helpers = self.helpers, []
+        if abort:
+            for h in helpers:
+                if h.proc.poll() is None:
+                    h.proc.send_signal(signal.SIGTERM)
+        for h in helpers:
+            self._close_input(h)
+            if h.proc.stdout:
+                h.proc.stdout.close()
+            rc = h.proc.wait()
+            if self.trace is not None:
+                self.trace.child_exit(h.child_id, h.proc.pid, rc, time.monotonic() - h.t0)
+            if abort:
+                continue
+            if rc < 0:
+                error(f"checkout helper {h.index} died of signal {-rc}")
+            elif rc != 0 and h.error is None and not h.done:
+                h.error = f"checkout helper {h.index} exited with status {rc}"
+            if h.error:
+                error(h.error)
+
+
 def run_helpers(
     items: Sequence[PcItem],
     num_workers: int,
@@ -81,56 +178,9 @@ def run_helpers(
     trace=None,
     error: Callable[[str], None] = lambda m: None,
 ) -> list[PcItemResult | None]:
-    """Write ``items`` with ``num_workers`` helpers; results indexed by item id.
-
-    Item ids must be 0..len(items)-1 in order. A slot left None was never
-    answered (its helper died or misbehaved); ``error`` has been told why.
-    """
-    nr = len(items)
-    results: list[PcItemResult | None] = [None] * nr
-    helpers: list[_Helper] = []
-    sel = selectors.DefaultSelector()
-    try:
-        for i, (start, end) in enumerate(split_batches(nr, num_workers)):
-            cid = trace.child_start(argv) if trace is not None else -1
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
-                bufsize=0, close_fds=True,
-            )
-            helpers.append(_Helper(i, proc, start, end, cid, time.monotonic()))
-        for h in helpers:
-            batch = b"".join([pkt_line(items[j].encode(layout)) for j in range(h.start, h.end)])
-            try:
-                h.proc.stdin.write(batch + FLUSH_PKT)
-            except (BrokenPipeError, OSError) as e:
-                h.error = f"checkout helper {h.index} closed its input early ({e.strerror or e})"
-            try:
-                h.proc.stdin.close()
-            except OSError:
-                pass
-            os.set_blocking(h.proc.stdout.fileno(), False)
-            sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, h)
-        _gather(sel, helpers, results, stat_layout, on_result)
-    except BaseException:
-        for h in helpers:
-            if h.proc.poll() is None:
-                h.proc.send_signal(signal.SIGTERM)
-        raise
-    finally:
-        sel.close()
-        for h in helpers:
-            if h.proc.stdout:
-                h.proc.stdout.close()
-            rc = h.proc.wait()
-            if trace is not None:
-                trace.child_exit(h.child_id, h.proc.pid, rc, time.monotonic() - h.t0)
-            if rc < 0:
-                error(f"checkout helper {h.index} died of signal {-rc}")
-            elif rc != 0 and h.error is None and not h.done:
-                h.error = f"checkout helper {h.index} exited with status {rc}"
-            if h.error:
-                error(h.error)
-    return results
+    """Start ``num_workers`` helpers and write ``items`` with them (git's way)."""
+    pool = HelperPool(argv, min(num_workers, len(items)), cwd=cwd, env=env, trace=trace)
+    return pool.run(items, layout=layout, stat_layout=stat_layout, on_result=on_result, error=error)
 
 
 def _gather(sel, helpers, results, stat_layout, on_result) -> None:
