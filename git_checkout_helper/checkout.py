@@ -556,10 +556,15 @@ def run_checkout(
     err: TextIO = sys.stderr,
     trace=None,
     *,
-    clone: bool = False,
+    clone: str | None = None,
     out: TextIO = sys.stdout,
 ) -> CheckoutReport:
-    """Switch the work tree, index and HEAD to ``rev`` (HEAD when None)."""
+    """Switch the work tree, index and HEAD to ``rev`` (HEAD when None).
+
+    ``clone`` is the source of a clone being checked out for the first time
+    (oneway merge, the collision report, and "clone: from <source>" in the
+    reflog).
+    """
     if repo.worktree is None:
         raise CheckoutError("this operation must be run in a work tree", 128)
     lock = IndexLock(repo.dirs.index_path)
@@ -576,7 +581,7 @@ def run_checkout(
         target = repo.tree_of(commit)
         co.setup_attributes(target, old.entries)
         top = co.top
-        if opts.force or clone or head_commit is None and not old.entries:
+        if opts.force or clone is not None or head_commit is None and not old.entries:
             plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns)
         else:
             plan = plan_switch(repo.tree_of(head_commit), target, old.entries, top, repo.hash_name, co.to_worktree,
@@ -585,7 +590,7 @@ def run_checkout(
         if co.errors:
             raise CheckoutError("", 1)
         entries = [plan.entries[p] for p in sorted(plan.entries)]
-        if clone:
+        if clone is not None:
             co.report_collisions(entries)
         lock.commit(serialize_index(entries, repo.hash_name, _cache_tree(target, plan)))
     except BaseException:
@@ -596,11 +601,11 @@ def run_checkout(
         msg = repo.set_upstream(branch, remote_ref)
         if not opts.quiet:
             out.write(msg + "\n")
-    if clone:
+    if clone is not None:
         repo.update_head(commit, branch or old_branch, message)
     elif rev is not None:
         repo.update_head(commit, branch, message)
-    if not opts.quiet and not clone and rev is not None:
+    if not opts.quiet and clone is None and rev is not None:
         _say_switched(err, old_branch, branch, commit, rev)
     return co.report
 
@@ -646,8 +651,8 @@ def _describe(branch: bytes | None, commit: bytes | None) -> bytes:
 
 
 def _reflog_message(repo, old_branch, old_commit, branch, commit, rev, clone) -> bytes:
-    if clone:
-        return b"clone: from " + repo.environ.get("GCH_CLONE_SOURCE", "").encode()
+    if clone is not None:
+        return b"clone: from " + clone.encode()
     return b"checkout: moving from " + _describe(old_branch, old_commit) + b" to " + (
         branch[len(b"refs/heads/"):] if branch else (rev or "HEAD").encode()
     )

@@ -334,14 +334,14 @@ def clone_main(argv: list[str] | None = None) -> int:
         worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"))
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
-        env["GCH_CLONE_SOURCE"] = os.path.abspath(source) if os.path.exists(source) else source
         repo = Repository(discover(worktree), env)
         trace = _trace(env)
         try:
             if ref is None:
                 sys.stderr.write("warning: You appear to have cloned an empty repository.\n")
                 return 0
-            report = run_checkout(repo, ref, _options(opts, env), trace=trace, clone=True)
+            origin = os.path.abspath(source) if os.path.exists(source) else source
+            report = run_checkout(repo, ref, _options(opts, env), trace=trace, clone=origin)
             if opts.get("verbose"):
                 sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         finally:
