@@ -411,8 +411,9 @@ class Checkout:
         if workers > 1:
             from .workers import HelperPool
 
-            argv, env = self.helper_command()
-            self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace)
+            argv, env, shown = self.helper_command()
+            self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
+                                   trace_argv=shown)
 
     def close_helpers(self) -> None:
         if self.pool is not None:
@@ -453,7 +454,8 @@ class Checkout:
             self.report.parallel_items += nr
         self.handle_results(q, results)
 
-    def helper_command(self) -> tuple[list[str], dict[str, str]]:
+    def helper_command(self) -> tuple[list[str], dict[str, str], list[str]]:
+        """The helper's argv, environment, and the argv trace2 shows for it."""
         env = dict(self.repo.environ)
         env["GIT_DIR"] = self.repo.dirs.gitdir
         env.pop("GIT_WORK_TREE", None)
@@ -462,11 +464,14 @@ class Checkout:
             env["GIT_TRACE2_PARENT_SID"] = self.trace.sid
         if self.opts.helper_cmd:
             argv = list(self.opts.helper_cmd)
+            shown = argv
         else:
             argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper"]
+            shown = ["git", "checkout--helper"]
         if self.out_top != self.top:
-            argv.append("--prefix=" + os.fsdecode(self.out_top))
-        return argv, env
+            prefix = "--prefix=" + os.fsdecode(self.out_top)
+            argv, shown = [*argv, prefix], [*shown, prefix]
+        return argv, env, shown
 
     def handle_results(self, q: _Queue, results: list) -> None:
         """``handle_results``: stat into the index; collisions rewritten in order."""

@@ -74,13 +74,17 @@ class HelperPool:
     needed get an empty input and exit.
     """
 
-    def __init__(self, argv: list[str], n: int, *, cwd: str, env: dict[str, str] | None, trace=None) -> None:
+    def __init__(self, argv: list[str], n: int, *, cwd: str, env: dict[str, str] | None, trace=None,
+                 trace_argv: list[str] | None = None) -> None:
+        """``trace_argv`` is what trace2's ``child_start`` shows (git shows
+        ``git checkout--worker``; ours is ``git checkout--helper``, whatever
+        interpreter actually runs it)."""
         self.argv = argv
         self.trace = trace
         self.helpers: list[_Helper] = []
         try:
             for i in range(n):
-                cid = trace.child_start(argv) if trace is not None else -1
+                cid = trace.child_start(trace_argv or argv) if trace is not None else -1
                 proc = subprocess.Popen(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
                     bufsize=0, close_fds=True,
