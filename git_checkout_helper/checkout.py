@@ -40,7 +40,7 @@ from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_ind
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, plan_reset, plan_switch
 from .progress import Progress
-from .repository import S_IFGITLINK, Repository, TreeFiles
+from .repository import EMPTY, S_IFGITLINK, Repository, TreeFiles
 from .wire import REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
@@ -72,6 +72,9 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     progress: bool | None = None  # None: when stderr is a terminal
     helper_cmd: Sequence[str] | None = None
     test_workers: str | None = None  # GIT_TEST_CHECKOUT_WORKERS, handed in by the CLI
+    #: Start our own helpers by forking the coordinator (fast) rather than by
+    #: exec'ing ``python -m git_checkout_helper checkout--helper``.
+    fork_helpers: bool = True
     online_cpus: int = os.cpu_count() or 1
 
 
@@ -412,8 +415,13 @@ class Checkout:
             from .workers import HelperPool
 
             argv, env, shown = self.helper_command()
+            fork_entry = None
+            if not self.opts.helper_cmd and self.opts.fork_helpers:
+                from .cli import helper_main as fork_entry  # the helper program's own entry point
+
+                argv = argv[4:]  # only its arguments: [--prefix=...]
             self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
-                                   trace_argv=shown)
+                                   trace_argv=shown, fork_entry=fork_entry)
 
     def close_helpers(self) -> None:
         if self.pool is not None:
@@ -586,11 +594,14 @@ def run_checkout(
         target = repo.tree_of(commit)
         co.setup_attributes(target, old.entries)
         top = co.top
-        if opts.force or clone is not None or head_commit is None and not old.entries:
+        if opts.force or clone is not None:
             plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns)
         else:
-            plan = plan_switch(repo.tree_of(head_commit), target, old.entries, top, repo.hash_name, co.to_worktree,
-                               old.mtime_ns, _ignore_matcher(repo))
+            # No index file yet (``clone -n``, unborn branch): git's
+            # initial_checkout, every entry new, untracked files protected.
+            unborn = not old.entries and not old.mtime_ns
+            plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
+                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo))
         _execute(co, plan, opts, err)
         if co.errors:
             raise CheckoutError("", 1)
@@ -611,7 +622,7 @@ def run_checkout(
     elif rev is not None:
         repo.update_head(commit, branch, message)
     if not opts.quiet and clone is None and rev is not None:
-        _say_switched(err, old_branch, branch, commit, rev)
+        _say_switched(err, old_branch, branch, commit, rev, repo, created=remote_ref is not None)
     return co.report
 
 
@@ -663,15 +674,56 @@ def _reflog_message(repo, old_branch, old_commit, branch, commit, rev, clone) ->
     )
 
 
-def _say_switched(err: TextIO, old_branch, branch, commit, rev) -> None:
+DETACHED_HEAD_ADVICE = """\
+Note: switching to '{rev}'.
+
+You are in 'detached HEAD' state. You can look around, make experimental
+changes and commit them, and you can discard any commits you make in this
+state without impacting any branches by switching back to a branch.
+
+If you want to create a new branch to retain commits you create, you may
+do so (now or later) by using -c with the switch command. Example:
+
+  git switch -c <new-branch-name>
+
+Or undo this operation with:
+
+  git switch -
+
+Turn off this advice by setting config variable advice.detachedHead to false
+
+"""
+
+
+def _say_switched(err: TextIO, old_branch, branch, commit, rev, repo=None, created=False) -> None:
+    """``update_refs_for_switch``'s messages (builtin/checkout.c)."""
     if branch is not None:
         name = branch[len(b"refs/heads/"):].decode()
         if branch == old_branch:
             err.write(f"Already on '{name}'\n")
+        elif created:
+            err.write(f"Switched to a new branch '{name}'\n")
         else:
             err.write(f"Switched to branch '{name}'\n")
-    else:
-        err.write(f"HEAD is now at {commit[:7].decode()}\n")
+        return
+    subject = ""
+    if repo is not None:
+        if old_branch is not None and _advice_enabled(repo, b"detachedhead"):
+            err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
+        try:
+            # CMIT_FMT_ONELINE: the first paragraph of the message, on one line.
+            para = repo.store[commit].message.split(b"\n\n", 1)[0]
+            subject = " " + b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
+        except Exception:  # noqa: BLE001 - the message is cosmetic
+            subject = ""
+    err.write(f"HEAD is now at {commit[:7].decode()}{subject}\n")
+
+
+def _advice_enabled(repo: Repository, key: bytes) -> bool:
+    try:
+        return repo.config.get_boolean((b"advice",), key, True)
+    except (KeyError, ValueError):
+        return True
 
 
 def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None = None,
