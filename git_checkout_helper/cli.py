@@ -47,8 +47,26 @@ def _helper_args(argv: list[str]) -> tuple[str | None, str] | int:
     return prefix, wire
 
 
+def _sanitize_stdfds() -> None:
+    """git's ``sanitize_stdfds``: a closed fd 0, 1 or 2 becomes /dev/null.
+
+    Otherwise the first file the helper opens could land on fd 1, and the
+    results would be written into it (a work-tree file, a trace file).
+    """
+    fd = os.open(os.devnull, os.O_RDWR)
+    while fd < 2:
+        fd = os.dup(fd)
+    if fd > 2:
+        os.close(fd)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)
+
+
 def helper_main(argv: list[str] | None = None) -> int:
     """``git checkout--helper``: serve checkout items from stdin."""
+    _sanitize_stdfds()
     parsed = _helper_args(sys.argv[1:] if argv is None else argv)
     if isinstance(parsed, int):
         return parsed
@@ -97,6 +115,9 @@ def helper_main(argv: list[str] | None = None) -> int:
         return _die(str(e))
     except BrokenPipeError:
         return _die("checkout helper: the coordinator closed the pipe")
+    except OSError as e:  # the pipes themselves (EBADF, EIO) or the repository
+        where = f": '{os.fsdecode(e.filename)}'" if isinstance(e.filename, (str, bytes)) else ""
+        return _die(f"checkout helper: {e.strerror or e}{where}")
     except KeyboardInterrupt:
         return 130
     except HelperTerminated as e:
@@ -196,6 +217,7 @@ def _options(opts, env):
     import shlex
 
     from .checkout import CheckoutOptions
+    from .config import online_cpus
 
     return CheckoutOptions(
         workers=opts.get("jobs"),
@@ -205,7 +227,7 @@ def _options(opts, env):
         progress=True if opts.get("progress") else (False if opts.get("no_progress") else None),
         helper_cmd=shlex.split(opts["helper_cmd"]) if opts.get("helper_cmd") else None,
         test_workers=env.get("GIT_TEST_CHECKOUT_WORKERS"),
-        online_cpus=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1),
+        online_cpus=online_cpus(),
     )
 
 
@@ -222,7 +244,7 @@ def _run_coordinated(fn) -> int:
     from .checkout import CheckoutError
     from .clone import CloneError
     from .config import ConfigError
-    from .index import IndexLockedError
+    from .index import IndexLockedError, IndexWriteError
     from .odb import NotAGitRepository
     from .plan import PlanError
     from .repository import RevisionError
@@ -238,7 +260,7 @@ def _run_coordinated(fn) -> int:
     except PlanError as e:
         sys.stderr.write(f"{e}\n")
         return 1
-    except IndexLockedError as e:
+    except (IndexLockedError, IndexWriteError) as e:
         return _die(str(e))
     except (NotAGitRepository, ConfigError, CloneError) as e:
         return _die(str(e), getattr(e, "code", 128))
@@ -253,7 +275,8 @@ def _run_coordinated(fn) -> int:
         sys.stderr.write("interrupted: the index and HEAD were left as they were\n")
         return 130
     except OSError as e:
-        where = f" '{e.filename}'" if e.filename else ""
+        name = os.fsdecode(e.filename) if isinstance(e.filename, bytes) else e.filename
+        where = f" '{name}'" if name else ""  # (a path, never the repr of bytes)
         return _die(f"{e.strerror or e}{where}")
 
 
@@ -341,7 +364,10 @@ def clone_main(argv: list[str] | None = None) -> int:
                 sys.stderr.write("warning: You appear to have cloned an empty repository.\n")
                 return 0
             origin = os.path.abspath(source) if os.path.exists(source) else source
-            report = run_checkout(repo, ref, _options(opts, env), trace=trace, clone=origin)
+            o = _options(opts, env)
+            if o.quiet:
+                o.progress = False  # clone: verbose_update = !quiet, whatever --progress says
+            report = run_checkout(repo, ref, o, trace=trace, clone=origin)
             if opts.get("verbose"):
                 sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
         finally:

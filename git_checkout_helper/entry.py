@@ -27,8 +27,15 @@ from collections.abc import Callable
 
 from dulwich.index import validate_path, validate_path_element_ntfs
 
-from .convert import EolConfig, convert_to_working_tree, needs_conversion
-from .odb import MissingObject, ObjectDatabase
+from .convert import (
+    NULL_FILTER,
+    PLAIN_ACTIONS,
+    EolConfig,
+    apply_filter,
+    convert_to_working_tree,
+    get_stream_filter,
+)
+from .odb import BlobStream, MissingObject, ObjectDatabase
 from .wire import PcItem, PcItemStatus
 
 __all__ = ["CheckoutState", "write_pc_item"]
@@ -41,9 +48,14 @@ _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, 
 #: Above this size a plain item is written in slices of this many bytes, so
 #: one write() never holds more than this of a large blob at a time.
 WRITE_CHUNK = 1 << 23
+#: A streamable blob larger than this is inflated and written piece by piece
+#: (git streams every streamable blob; below this one read is as good).
+STREAM_THRESHOLD = 1 << 22
 
 
 def _default_error(msg: str) -> None:
+    if not msg.isprintable():  # one line, whatever a path or an encoding name holds
+        msg = "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
     os.write(2, f"error: {msg}\n".encode("utf-8", "surrogateescape"))
 
 
@@ -87,17 +99,22 @@ class CheckoutState:
         self._good_dir = None
 
     def has_dirs_only_path(self, dirpath: bytes) -> bool:
-        """``has_dirs_only_path``: every component below the prefix is a real dir."""
+        """``has_dirs_only_path``: every component of ``dirpath`` is a directory.
+
+        As git's ``lstat_cache_matchlen``: components that end within the
+        prefix are ``stat()``ed (a symlinked ``--prefix`` is followed, a
+        missing one is a collision), those below it ``lstat()``ed (a symlink
+        there is not a directory)."""
         good = self._good_dir
         if good is not None and (dirpath == good or good.startswith(dirpath + b"/")):
             return True
-        start = self.base_dir_len
-        i = dirpath.find(b"/", start)
+        base = self.base_dir_len
+        i = dirpath.find(b"/", 1)
         while True:
             part = dirpath if i == -1 else dirpath[:i]
             if good is None or not (good == part or good.startswith(part + b"/")):
                 try:
-                    st = os.lstat(part)
+                    st = os.stat(part) if len(part) <= base else os.lstat(part)
                 except OSError:
                     return False
                 if not stat_mod.S_ISDIR(st.st_mode):
@@ -143,7 +160,7 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
         return FAILED, None
 
     slash = path.rfind(b"/")
-    if slash >= state.base_dir_len and not state.has_dirs_only_path(path[:slash]):
+    if slash > 0 and not state.has_dirs_only_path(path[:slash]):
         if state.trace:
             state.trace("pcheckout", "collision/dirname", path.decode("utf-8", "surrogateescape"))
         return COLLIDED, None
@@ -161,21 +178,7 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
 
     st = None
     try:
-        try:
-            data = state.odb.read_blob(item.oid)
-        except MissingObject:
-            state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
-            raise
-        if needs_conversion(item.crlf_action, item.ident, item.working_tree_encoding, state.eol):
-            data = convert_to_working_tree(
-                data, item.crlf_action, item.ident, item.working_tree_encoding,
-                item.oid.hex().encode(), name, state.eol, state.error,
-            )
-        try:
-            _write_in_full(fd, data)
-        except OSError as e:
-            state.error(f"unable to write file '{path.decode('utf-8', 'replace')}': {e.strerror}")
-            raise
+        _write_blob(fd, item, name, path, state)
         if not state.base_dir_len:
             st = os.fstat(fd)
     except (OSError, MissingObject):
@@ -205,6 +208,51 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
             state.error(f"unable to stat just-written file '{path.decode('utf-8', 'replace')}': {e.strerror}")
             return FAILED, None
     return WRITTEN, st
+
+
+def _write_blob(fd: int, item: PcItem, name: bytes, path: bytes, state: CheckoutState) -> None:
+    """Read, convert and write the blob: ``write_pc_item_to_fd``.
+
+    As git: an item ``get_stream_filter_ca`` has a filter for is streamed
+    through it (a blob above ``STREAM_THRESHOLD`` never sits in memory
+    whole; below it the one read is filtered at once, with the same result);
+    any other item (working-tree-encoding, AUTO / AUTO_CRLF) is converted in
+    core. An item that asks for nothing is written as it is read. Raises
+    OSError / MissingObject after reporting them.
+    """
+    if item.crlf_action in PLAIN_ACTIONS and not item.ident and not item.working_tree_encoding:
+        filt = NULL_FILTER
+    else:
+        filt = get_stream_filter(
+            item.crlf_action, item.ident, item.working_tree_encoding, item.oid, state.eol
+        )
+    try:
+        if filt is None:
+            blob = state.odb.read_blob(item.oid)
+        else:
+            blob = state.odb.read_blob_or_stream(item.oid, STREAM_THRESHOLD)
+    except MissingObject:
+        state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
+        raise
+    try:
+        if filt is None:
+            _write_in_full(fd, convert_to_working_tree(
+                blob, item.crlf_action, item.ident, item.working_tree_encoding,
+                item.oid.hex().encode(), name, state.eol, state.error,
+            ))
+        elif type(blob) is not BlobStream:
+            _write_in_full(fd, blob if filt is NULL_FILTER else apply_filter(filt, blob))
+        else:
+            try:
+                for piece in blob:
+                    _write_in_full(fd, filt.feed(piece))
+                _write_in_full(fd, filt.finish())
+            except MissingObject:
+                state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
+                raise
+    except OSError as e:
+        state.error(f"unable to write file '{path.decode('utf-8', 'replace')}': {e.strerror}")
+        raise
 
 
 def _write_in_full(fd: int, data: bytes) -> None:

@@ -13,6 +13,23 @@ our coordinator uses it to hand out more work (dynamic distribution).
 
 Results are buffered and flushed in bursts (every ``RESULT_BURST`` results or
 ``RESULT_LATENCY`` seconds), trading one write() per item for timely progress.
+
+Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_paths.py):
+
+* a batch that is not well formed (framing, lengths that lie, a special
+  packet inside a batch, an ``algo`` or ``crlf_action`` no git sends) is
+  refused whole with one ``fatal:`` line and exit 128, before anything of it
+  is written; git's worker BUG()s on some of these, and on an unknown
+  crlf_action or algo it writes anyway: a value outside the enum means the
+  bytes are not the struct we think (dialect mismatch, corruption);
+* a well-formed item that cannot be written safely is FAILED on its own with
+  one error line, as git does for a missing object: an unsafe path
+  (``verify_item_path``) or a mode that is not a regular file (git's worker
+  creates the file and then aborts on an assertion);
+* ids are echoed as they came (out of order, duplicated): checking them is
+  the coordinator's job, as in git;
+* leading directories are proven real again for every batch, since the
+  coordinator may change the tree between batches.
 """
 
 from __future__ import annotations
