@@ -50,7 +50,7 @@ _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, 
 WRITE_CHUNK = 1 << 23
 #: A streamable blob larger than this is inflated and written piece by piece
 #: (git streams every streamable blob; below this one read is as good).
-STREAM_THRESHOLD = 1 << 22
+STREAM_THRESHOLD = 1 << 21
 
 
 def _default_error(msg: str) -> None:

@@ -5,17 +5,17 @@ digits included), then that many bytes less four of payload. ``0000`` is a
 flush, ``0001`` a delimiter and ``0002`` a response end; 3 is never valid, and
 no payload may exceed ``LARGE_PACKET_DATA_MAX``.
 
-Writing reuses dulwich's :func:`dulwich.protocol.pkt_line`. Reading is our own:
-dulwich's ``Protocol.read_pkt_line`` issues two ``read()`` calls per pkt-line
-and folds delim into flush, while a helper that reads a 5,000-item batch wants
-one ``os.read`` per 64 KiB and a strict view of what came in.
+Writing is ``packet_write``: unlike dulwich's ``pkt_line`` (which this once
+re-exported), a payload over ``LARGE_PACKET_DATA_MAX`` is refused, as git dies
+on it, rather than given a five-digit header. Reading is our own: dulwich's
+``Protocol.read_pkt_line`` issues two ``read()`` calls per pkt-line and folds
+delim into flush, while a helper that reads a 5,000-item batch wants one
+``os.read`` per 64 KiB and a strict view of what came in.
 """
 
 from __future__ import annotations
 
 import os
-
-from dulwich.protocol import pkt_line
 
 __all__ = [
     "DELIM",
@@ -48,6 +48,17 @@ _READ_SIZE = 1 << 16
 
 class PktLineError(Exception):
     """A malformed pkt-line stream; the message is a one-line description."""
+
+
+def pkt_line(data: bytes | None) -> bytes:
+    """``packet_write``: four lowercase hex digits counting themselves, then
+    ``data``; ``None`` gives a flush. Over 65516 bytes is an error, as in git."""
+    if data is None:
+        return FLUSH_PKT
+    n = len(data)
+    if n > LARGE_PACKET_DATA_MAX:
+        raise PktLineError(f"packet write failed - data exceeds max packet size ({n} > {LARGE_PACKET_DATA_MAX})")
+    return b"%04x" % (n + 4) + data
 
 
 class PktReader:
