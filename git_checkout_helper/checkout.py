@@ -33,14 +33,14 @@ from typing import TextIO
 import msgspec
 
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
-from .config import eol_config, parallel_checkout_configs
+from .config import eol_config, online_cpus, parallel_checkout_configs
 from .convert import convert_to_working_tree, needs_conversion
-from .entry import CheckoutState, write_pc_item
+from .entry import CheckoutState, show_path, write_pc_item
 from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
 from .pktline import LARGE_PACKET_DATA_MAX
-from .plan import Plan, PlanError, plan_reset, plan_switch
+from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
-from .repository import EMPTY, S_IFGITLINK, Repository, TreeFiles
+from .repository import EMPTY, S_IFGITLINK, Repository, RevisionError, TreeFiles
 from .wire import REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
@@ -75,7 +75,7 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: Start our own helpers by forking the coordinator (fast) rather than by
     #: exec'ing ``python -m git_checkout_helper checkout--helper``.
     fork_helpers: bool = True
-    online_cpus: int = os.cpu_count() or 1
+    online_cpus: int = msgspec.field(default_factory=online_cpus)
 
 
 class CheckoutReport(msgspec.Struct):
@@ -219,26 +219,32 @@ class Checkout:
     def remove_files(self, paths: list[bytes]) -> None:
         """``unlink_entry``: delete files that leave, then their empty directories."""
         dirs: set[bytes] = set()
+        real_dirs: set[bytes] = set()
         for path in paths:
             full = self.out_top + path
-            try:
-                st = os.lstat(full)
-            except FileNotFoundError:
-                st = None
+            # check_leading_path: never remove through a symlink or a file
+            # that took a leading directory's place.
+            real = self._dirs_only(path, real_dirs)
+            st = _lstat_or_none(full) if real else None
             if st is not None:
                 if stat_mod.S_ISDIR(st.st_mode):
-                    # A submodule that leaves: git removes it only if empty.
+                    # A submodule that leaves: git removes it only if empty,
+                    # and says so otherwise (remove_or_warn).
                     try:
                         os.rmdir(full)
-                    except OSError:
-                        pass
+                    except OSError as ex:
+                        self.err.write(f"warning: unable to rmdir '{path.decode('utf-8', 'replace')}': "
+                                       f"{ex.strerror}\n")
                 else:
-                    os.unlink(full)
+                    try:
+                        os.unlink(full)
+                    except OSError as ex:  # e.g. a read-only directory: named, and the checkout fails
+                        self.error(f"unable to unlink '{show_path(path)}': {ex.strerror}")
             self.report.removed += 1
             if self.progress:
                 self.progress.add()
             slash = path.rfind(b"/")
-            if slash != -1:
+            if slash != -1 and real:  # (an rmdir through a symlink would reach outside)
                 dirs.add(path[:slash])
         for d in sorted(dirs, key=len, reverse=True):
             while d:
@@ -249,12 +255,27 @@ class Checkout:
                 slash = d.rfind(b"/")
                 d = d[:slash] if slash != -1 else b""
 
-    def prepare_path(self, path: bytes) -> None:
+    def _dirs_only(self, path: bytes, known: set[bytes]) -> bool:
+        """Whether every leading component of ``path`` is a real directory."""
+        i = path.find(b"/")
+        while i != -1:
+            d = path[:i]
+            if d not in known:
+                st = _lstat_or_none(self.out_top + d)
+                if st is None or not stat_mod.S_ISDIR(st.st_mode):
+                    return False
+                known.add(d)
+            i = path.find(b"/", i + 1)
+        return True
+
+    def prepare_path(self, path: bytes, keep_dir: bool = False) -> None:
         """``create_directories`` and the removal of what is in the way.
 
         Planning has already refused anything that would lose data, so a
         file where a directory must be, or a directory (or file) where the
-        entry goes, belongs to the old checkout and is removed.
+        entry goes, belongs to the old checkout and is removed. A directory
+        where a gitlink goes is a submodule's work tree: ``keep_dir`` leaves
+        it alone, as ``checkout_entry`` does.
         """
         top = self.out_top
         slash = path.rfind(b"/")
@@ -286,6 +307,8 @@ class Checkout:
         except FileNotFoundError:
             return
         if stat_mod.S_ISDIR(st.st_mode):
+            if keep_dir:
+                return
             shutil.rmtree(full)
         else:
             os.unlink(full)
@@ -297,7 +320,12 @@ class Checkout:
             if e.mode == S_IFLNK:
                 os.symlink(self.repo.odb.read_blob(e.oid), full)
             elif e.mode == S_IFGITLINK:
-                os.mkdir(full)  # an empty directory, as git leaves an unpopulated submodule
+                # An empty directory, as git leaves an unpopulated submodule;
+                # a submodule's existing directory stays as it is.
+                try:
+                    os.mkdir(full)
+                except FileExistsError:
+                    pass
             else:
                 data = self.repo.odb.read_blob(e.oid)
                 data = convert_to_working_tree(
@@ -360,7 +388,7 @@ class Checkout:
         queue = _Queue()
         for e in entries:
             try:
-                self.prepare_path(e.name)
+                self.prepare_path(e.name, keep_dir=e.mode == S_IFGITLINK)
             except OSError as ex:
                 self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
                 continue
@@ -484,11 +512,21 @@ class Checkout:
     def handle_results(self, q: _Queue, results: list) -> None:
         """``handle_results``: stat into the index; collisions rewritten in order."""
         collided = []
+        real_dirs: set[bytes] = set()
         for i, r in enumerate(results):
             e = q.entries[i]
             if r is None:
                 self.error(f"'{e.name.decode('utf-8', 'replace')}' was not written (its checkout helper failed)")
                 self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
+                # prepare_path cleared this path, so a file there now is the
+                # dead helper's, maybe half written: remove it, or a re-run
+                # would take it for a local change.
+                st = _lstat_or_none(self.out_top + e.name) if self._dirs_only(e.name, real_dirs) else None
+                if st is not None and stat_mod.S_ISREG(st.st_mode):
+                    try:
+                        os.unlink(self.out_top + e.name)
+                    except OSError:
+                        pass
                 continue
             status, st = r
             if status == WRITTEN:
@@ -534,6 +572,13 @@ class Checkout:
         for g in groups:
             lines.extend(f"  '{n.decode('utf-8', 'replace')}'" for n in g)
         self.err.write("warning: " + "\n".join(lines) + "\n")
+
+
+def _lstat_or_none(path: bytes) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _read_file(path: str) -> bytes | None:
@@ -585,13 +630,16 @@ def run_checkout(
         co = Checkout(repo, opts, err, trace)
         old = read_index(repo.dirs.index_path, repo.odb.object_format)
         if old.unmerged and not opts.force:
+            # refresh_index lists them on stdout, then merge_working_tree fails.
             for name in old.unmerged:
-                err.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
+                out.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
+            out.flush()
             raise CheckoutError("error: you need to resolve your current index first", 1)
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
         commit, branch, remote_ref = repo.resolve(rev or "HEAD")
         target = repo.tree_of(commit)
+        _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
         co.setup_attributes(target, old.entries)
         top = co.top
         if opts.force or clone is not None:
@@ -612,27 +660,166 @@ def run_checkout(
     except BaseException:
         lock.rollback()
         raise
+    if not opts.force and not opts.quiet and clone is None:
+        out.writelines(_local_changes(co, target, entries, old.mtime_ns))
     message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
     if remote_ref is not None:
         msg = repo.set_upstream(branch, remote_ref)
         if not opts.quiet:
             out.write(msg + "\n")
+    # "git checkout HEAD": update_refs_for_switch has nothing to do.
+    head_itself = rev == "HEAD"
     if clone is not None:
         repo.update_head(commit, branch or old_branch, message)
-    elif rev is not None:
+    elif rev is not None and not head_itself:
         repo.update_head(commit, branch, message)
     if not opts.quiet and clone is None and rev is not None:
-        _say_switched(err, old_branch, branch, commit, rev, repo, created=remote_ref is not None)
+        if not head_itself:
+            if old_branch is None and head_commit is not None and head_commit != commit:
+                _orphaned_commit_warning(err, repo, head_commit, commit)
+            _say_switched(err, old_branch, branch, commit, rev, repo, created=remote_ref is not None)
+        tracked = old_branch if head_itself else branch
+        if tracked is not None and remote_ref is None:
+            # (git says nothing for a branch it has just created: its
+            # config cache predates the new upstream.)
+            out.write(repo.tracking_info(tracked) or "")
     return co.report
 
 
+def _oneline(repo: Repository, commit: bytes) -> str:
+    """``<abbrev> <subject>`` (CMIT_FMT_ONELINE: the message's first paragraph)."""
+    try:
+        para = repo.store[commit].message.split(b"\n\n", 1)[0]
+        subject = b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - the message is cosmetic
+        subject = ""
+    return f"{commit[:7].decode()} {subject}"
+
+
+def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: bytes) -> None:
+    """Leaving a detached HEAD: "Previous HEAD position was ...", or the
+    commits no ref (nor the new HEAD) reaches, as git lists them."""
+    refs = repo.dulwich.refs
+    tips = {new}
+    for name in refs.allkeys():
+        if name != b"HEAD":
+            try:
+                tips.add(repo._peel_to_commit(refs[name]))
+            except Exception:  # noqa: BLE001 - a ref to a non-commit reaches nothing
+                pass
+    lost = [e.commit.id for e in repo.dulwich.get_walker(include=[old], exclude=sorted(tips))]
+    if not lost:
+        err.write(f"Previous HEAD position was {_oneline(repo, old)}\n")
+        return
+    n = len(lost)
+    listed = "".join(f"  {_oneline(repo, c)}\n" for c in lost[:4])
+    if n == 5:
+        listed += f"  {_oneline(repo, lost[-1])}\n"
+    elif n > 5:
+        listed += f" ... and {n - 4} more.\n"
+    s = "s" if n != 1 else ""
+    err.write(f"Warning: you are leaving {n} commit{s} behind, not connected to\n"
+              f"any of your branches:\n\n{listed}\n")
+    if _advice_enabled(repo, b"detachedhead"):
+        err.write(f"If you want to keep {'them' if n != 1 else 'it'} by creating a new branch, this may be a good time\n"
+                  f"to do so with:\n\n git branch <new-branch-name> {old[:7].decode()}\n\n")
+
+
+def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_ns: int) -> list[str]:
+    """``show_local_changes``: what differs between the new HEAD and the work
+    tree (through the new index), as ``diff-index --name-status`` lines.
+
+    Entries this checkout wrote are up to date; carried ones are checked
+    like ``get_stat_data`` (stat, then content). A submodule counts as
+    changed when its HEAD is not the recorded commit (dirty submodule
+    contents are not looked at).
+    """
+    tf = target.files
+    by_name = {e.name: e for e in entries}
+    lines = []
+    for path in sorted(set(tf) | set(by_name)):
+        t, e = tf.get(path), by_name.get(path)
+        name = path.decode("utf-8", "surrogateescape")
+        if e is None:
+            lines.append(f"D\t{name}\n")
+            continue
+        full = co.top + path
+        st = _lstat_or_none(full)
+        if st is None:
+            if t is not None:
+                lines.append(f"D\t{name}\n")
+            continue
+        if e.mode == S_IFGITLINK:
+            changed = stat_mod.S_ISDIR(st.st_mode) and _submodule_head(full) not in (None, e.oid)
+            mode = e.mode
+        else:
+            changed = not e.uptodate and not worktree_matches(e, full, st, co.repo.hash_name, co.to_worktree,
+                                                              racy_ns)
+            mode = _mode_of(st) if changed else e.mode
+        if t is None:
+            lines.append(f"A\t{name}\n")
+        elif changed or (e.mode, e.oid) != t:
+            lines.append(f"{'T' if (mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
+    return lines
+
+
+def _submodule_head(path: bytes) -> bytes | None:
+    """The commit a populated submodule's HEAD names (raw), or None."""
+    if not os.path.lexists(os.path.join(path, b".git")):
+        return None
+    try:
+        from dulwich.repo import Repo
+
+        with Repo(os.fsdecode(path)) as r:
+            return bytes.fromhex(r.head().decode())
+    except Exception:  # noqa: BLE001 - not a repository, or no HEAD: nothing to say
+        return None
+
+
+def _refuse_invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[bytes], int], code: int = 1) -> None:
+    """``verify_path`` for every path a checkout touches, before any is
+    touched: a tree or index naming ``../x`` or ``.git/x`` is refused whole,
+    as git does (the helpers check again what they are sent)."""
+    from dulwich.index import get_path_element_validator
+
+    bad = invalid_paths(paths, get_path_element_validator(co.repo.config), mode_of)
+    if bad:
+        raise CheckoutError("\n".join(f"error: invalid path '{show_path(p)}'" for p in bad), code)
+
+
+def _refuse_hostile_tree(co: Checkout, target: TreeFiles, code: int) -> None:
+    """Invalid paths, and a name that is both a file and a directory (a tree
+    git fsck rejects: a symlink ``d`` and a file ``d/f`` would have the
+    symlink followed, or the index hold both). ``code``: git exits 1 for a
+    refused switch, 128 for a refused ``-f`` or clone (reset_tree)."""
+    files = target.files
+    _refuse_invalid_paths(co, list(files), lambda p: files[p][0], code)
+    both = sorted(files.keys() & target.trees.keys())
+    if both:
+        raise CheckoutError("\n".join(f"error: invalid tree: '{show_path(p)}' is both a file and a directory"
+                                      for p in both), code)
+
+
 def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> None:
+    modes: dict[bytes, int] = {}
+
+    def mode_of(path: bytes) -> int:  # asked for the few suspect paths only
+        if not modes:
+            modes.update((e.name, e.mode) for e in plan.write)
+        return modes.get(path, 0)
+
+    _refuse_invalid_paths(co, [e.name for e in plan.write] + plan.remove, mode_of)
     total = len(plan.write) + len(plan.remove)
-    show = opts.progress if opts.progress is not None else err.isatty()
-    if show and not opts.quiet and total:
+    # builtin/checkout.c: an explicit --progress shows it even with -q;
+    # otherwise -q hides it and a terminal shows it.
+    show = opts.progress if opts.progress is not None else (not opts.quiet and err.isatty())
+    if show and total:
         co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
     try:
-        co.start_helpers(sum(1 for e in plan.write if e.mode & 0o170000 == 0o100000))
+        # As many helpers as git would start: files with a filter driver
+        # are not theirs (only looked up when some driver is configured).
+        co.start_helpers(sum(1 for e in plan.write if e.mode & 0o170000 == 0o100000
+                             and (not co.drivers or co.conv_attrs(e.name).parallel_eligible)))
         co.remove_files(plan.remove)
         co.write_entries(plan.write)
     finally:
@@ -706,17 +893,12 @@ def _say_switched(err: TextIO, old_branch, branch, commit, rev, repo=None, creat
         else:
             err.write(f"Switched to branch '{name}'\n")
         return
-    subject = ""
-    if repo is not None:
-        if old_branch is not None and _advice_enabled(repo, b"detachedhead"):
-            err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
-        try:
-            # CMIT_FMT_ONELINE: the first paragraph of the message, on one line.
-            para = repo.store[commit].message.split(b"\n\n", 1)[0]
-            subject = " " + b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
-        except Exception:  # noqa: BLE001 - the message is cosmetic
-            subject = ""
-    err.write(f"HEAD is now at {commit[:7].decode()}{subject}\n")
+    if repo is None:
+        err.write(f"HEAD is now at {commit[:7].decode()}\n")
+        return
+    if old_branch is not None and _advice_enabled(repo, b"detachedhead"):
+        err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
+    err.write(f"HEAD is now at {_oneline(repo, commit)}\n")
 
 
 def _advice_enabled(repo: Repository, key: bytes) -> bool:
@@ -754,6 +936,10 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
                 todo.append(e)
             elif e.mode != S_IFGITLINK:
                 co.error(f"{full.decode('utf-8', 'replace')} already exists, no checkout")
+        if prefix and todo:
+            # create_directories makes the prefix's own directories too
+            # (``--prefix=out/``); a symlink to a directory may stand for one.
+            os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
         _execute(co, _plan_of(todo), opts, err)
         if lock is not None and not co.errors:
             lock.commit(serialize_index(entries, repo.hash_name, None))
@@ -805,6 +991,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         matched = [False] * len(specs)
         entries = dict(idx.entries)
         todo: list[Entry] = []
+        added: set[bytes] = set()
         if treeish is not None:
             commit, _b, _r = repo.resolve(treeish)
             tree = repo.tree_of(commit)
@@ -829,8 +1016,25 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 except (FileNotFoundError, NotADirectoryError):
                     pass
                 e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
+            if path not in entries:
+                added.add(path)
             entries[path] = e
             todo.append(e)
+        if added:
+            # add_index_entry(ADD_CACHE_OK_TO_REPLACE): a new entry replaces
+            # the entries it conflicts with (a file where its directory goes,
+            # or entries below a path that is now a file).
+            for name in [n for n in entries if n not in added and b"/" in n]:
+                i = name.find(b"/")
+                while i != -1 and name[:i] not in added:
+                    i = name.find(b"/", i + 1)
+                if i != -1:
+                    del entries[name]
+            for name in added:
+                i = name.find(b"/")
+                while i != -1:
+                    entries.pop(name[:i], None)
+                    i = name.find(b"/", i + 1)
         for i, ok in enumerate(matched):
             if not ok:
                 raise CheckoutError(f"error: pathspec '{pathspecs[i]}' did not match any file(s) known to git", 1)
@@ -841,9 +1045,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     except BaseException:
         lock.rollback()
         raise
-    if not opts.quiet and todo:
-        err.write(f"Updated {len(todo)} path{'s' if len(todo) != 1 else ''} from "
-                  f"{'the index' if treeish is None else treeish}\n")
+    # git prints "Updated N paths from ..." only without "--", which our
+    # command line always has: nothing to say.
     return co.report
 
 
@@ -873,7 +1076,10 @@ def checkout(
     try:
         opts = CheckoutOptions(workers=workers, threshold=threshold, force=force, quiet=quiet,
                                progress=progress, helper_cmd=helper_cmd)
-        return run_checkout(r, target, opts, err=sys.stderr)
+        try:
+            return run_checkout(r, target, opts, err=sys.stderr)
+        except RevisionError as e:  # the documented exceptions only
+            raise CheckoutError(f"error: {e}", 1) from e
     finally:
         r.close()
 

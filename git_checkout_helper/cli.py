@@ -64,6 +64,10 @@ def _sanitize_stdfds() -> None:
         sys.stderr = open(2, "w", closefd=False)
 
 
+def _no_op(signum, frame) -> None:
+    pass
+
+
 def helper_main(argv: list[str] | None = None) -> int:
     """``git checkout--helper``: serve checkout items from stdin."""
     _sanitize_stdfds()
@@ -87,6 +91,7 @@ def helper_main(argv: list[str] | None = None) -> int:
 
     trace = None
     died_of = 0
+    stops: list[int] = []
     try:
         stat_layout = native_stat_layout()
         git_dir = env.get("GIT_DIR")
@@ -108,8 +113,19 @@ def helper_main(argv: list[str] | None = None) -> int:
             trace=trace.data if trace.enabled else None,
             validate_element=get_path_element_validator(config),
         )
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, raise_terminated)
+        # The first signal wins: a second one (the coordinator's SIGTERM
+        # after the terminal's SIGINT) must not interrupt the clean-up.
+        stops = [signal.SIGTERM, signal.SIGHUP]
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            stops.append(signal.SIGINT)
+
+        def terminated(signum, frame):
+            for sig in stops:
+                signal.signal(sig, _no_op)  # (not SIG_IGN: Python warns of a pending one)
+            raise_terminated(signum, frame)
+
+        for sig in stops:
+            signal.signal(sig, terminated)
         serve(0, 1, state, REQUEST_LAYOUTS[wire], stat_layout, odb.hash_algo)
     except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
         return _die(str(e))
@@ -126,6 +142,8 @@ def helper_main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(e).split())
         return _die(f"checkout helper: internal error: {type(e).__name__}: {msg}")
     finally:
+        for sig in stops:  # done or dying: a late signal changes nothing now
+            signal.signal(sig, _no_op)
         if trace is not None:
             trace.close()
     if died_of:
@@ -249,12 +267,14 @@ def _run_coordinated(fn) -> int:
     from .plan import PlanError
     from .repository import RevisionError
 
-    # SIGTERM ends us like Ctrl-C does: through the cleanup paths (helpers
-    # reaped, index.lock removed), never by a bare exit.
+    # SIGTERM and SIGHUP (a closed terminal) end us like Ctrl-C does:
+    # through the cleanup paths (helpers reaped, index.lock removed), never
+    # by a bare exit.
     def on_term(signum, frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
     try:
         return fn() or 0
     except PlanError as e:
@@ -352,9 +372,13 @@ def clone_main(argv: list[str] | None = None) -> int:
         from .repository import Repository
 
         source = rest[0]
-        if not opts.get("quiet"):
-            sys.stderr.write(f"Cloning into '{rest[1] if len(rest) > 1 else _default_dir(source)}'...\n")
-        worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"))
+
+        def announce(directory: str) -> None:
+            if not opts.get("quiet"):
+                sys.stderr.write(f"Cloning into '{directory}'...\n")
+
+        worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"),
+                                      announce=announce)
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         repo = Repository(discover(worktree), env)

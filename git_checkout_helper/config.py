@@ -14,6 +14,7 @@ CLI layer stays the only reader of the process environment.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from dulwich.config import ConfigFile, StackedConfig, env_config
@@ -206,6 +207,16 @@ def git_config_int(key: str, value: bytes | None) -> int:
         raise ConfigError(f"bad numeric config value '{value.decode()}' for '{key}': invalid unit") from None
 
 
+def online_cpus() -> int:
+    """git's ``online_cpus``: the processors online (``_SC_NPROCESSORS_ONLN``),
+    not this process's affinity mask."""
+    try:
+        n = os.sysconf("SC_NPROCESSORS_ONLN")
+    except (ValueError, OSError, AttributeError):
+        n = 0
+    return n if n > 0 else (os.cpu_count() or 1)
+
+
 def parallel_checkout_configs(
     config, test_workers: str | None, online_cpus: int
 ) -> tuple[int, int]:
@@ -215,12 +226,14 @@ def parallel_checkout_configs(
     overrides the config and drops the threshold to 0.
     """
     if test_workers:
-        try:
-            n = int(test_workers.strip(), 10)
-        except ValueError:
+        # strtol_i(s, 10): leading blanks and a sign, then digits to the end,
+        # within an int; Python's int() would also take "2 ", "2_0" or "２".
+        m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", test_workers)
+        n = int(m.group(1)) if m else None
+        if n is None or not -(1 << 31) <= n < 1 << 31:
             raise ConfigError(
                 f"invalid value for 'GIT_TEST_CHECKOUT_WORKERS': '{test_workers}'"
-            ) from None
+            )
         return (n if n >= 1 else online_cpus), 0
     raw = _get(config, b"checkout", b"workers")
     workers = DEFAULT_NUM_WORKERS if raw is None else git_config_int("checkout.workers", raw)

@@ -31,6 +31,7 @@ __all__ = [
     "Entry",
     "IndexLock",
     "IndexLockedError",
+    "IndexWriteError",
     "build_cache_tree",
     "read_index",
     "serialize_index",
@@ -118,6 +119,10 @@ class IndexLockedError(Exception):
         self.lock_path = lock_path
 
 
+class IndexWriteError(Exception):
+    """The index could not be locked or written (git's words); the old one stays."""
+
+
 class IndexLock:
     """``lockfile.c`` for the index: ``O_EXCL`` create, write, rename or roll back."""
 
@@ -128,16 +133,24 @@ class IndexLock:
             self.fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         except FileExistsError:
             raise IndexLockedError(self.lock_path) from None
+        except OSError as e:  # unable_to_lock_message
+            raise IndexWriteError(f"Unable to create '{os.path.abspath(self.lock_path)}': {e.strerror}") from None
         self.active = True
 
     def commit(self, data: bytes) -> None:
-        """Write the whole new index and rename it into place."""
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
-        os.close(self.fd)
-        self.fd = -1
-        os.rename(self.lock_path, self.index_path)
+        """Write the whole new index and rename it into place; on failure
+        (a full disk, a file size limit) the lock is removed, the old index
+        stays, and :class:`IndexWriteError` says so as git does."""
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.fd, view) :]
+            os.close(self.fd)
+            self.fd = -1
+            os.rename(self.lock_path, self.index_path)
+        except OSError:
+            self.rollback()
+            raise IndexWriteError("unable to write new index file") from None
         self.active = False
 
     def rollback(self) -> None:

@@ -40,16 +40,27 @@ HINT_MOVE_OR_REMOVE = "Please move or remove them before you switch branches."
 
 
 class PlanError(Exception):
-    """A refused checkout: git's grouped messages, ready to print."""
+    """A refused checkout: git's grouped messages, ready to print.
 
-    def __init__(self, groups: dict[str, list[bytes]]) -> None:
-        self.groups = groups
+    ``groups`` maps a header to its paths, or is a list of (header, paths)
+    in git's order (``display_error_msgs``), where one header may come
+    twice: git keeps "index differs" and "file modified" apart under the
+    same words. ``self.groups`` is always the merged mapping.
+    """
+
+    def __init__(self, groups: dict[str, list[bytes]] | list[tuple[str, list[bytes]]]) -> None:
+        pairs = list(groups.items()) if isinstance(groups, dict) else list(groups)
+        self.groups: dict[str, list[bytes]] = {}
+        for header, paths in pairs:
+            self.groups.setdefault(header, []).extend(paths)
         lines = []
-        for header, paths in groups.items():
+        for header, paths in pairs:
             lines.append(f"error: {header}")
             lines.extend(f"\t{p.decode('utf-8', 'surrogateescape')}" for p in sorted(paths))
-            if header in (ERROR_WOULD_OVERWRITE, ERROR_NOT_UPTODATE_DIR):
+            if header == ERROR_WOULD_OVERWRITE:
                 lines.append(HINT_COMMIT_OR_STASH)
+            elif header == ERROR_NOT_UPTODATE_DIR:
+                lines.append("")  # git's message for it ends in the list, and error() adds a newline
             else:
                 lines.append(HINT_MOVE_OR_REMOVE)
         lines.append("Aborting")
@@ -224,10 +235,12 @@ def plan_switch(
     """``twoway_merge`` for every path, then the safety checks; raises PlanError."""
     plan = Plan()
     wt = _Worktree(top)
-    overwrite: list[bytes] = []
+    overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
+    not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE: the file differs (verify_uptodate)
     untracked: list[bytes] = []
     lose_dirs: list[bytes] = []
     hf, tf = head.files, target.files
+    tracked = set(old)
 
     def modified(cur: Entry) -> bool:
         st = wt.lstat(cur.name)
@@ -255,9 +268,16 @@ def plan_switch(
             if cur is not None or t is not None:
                 overwrite.append(path)
             continue
+        if te is None and cur is not None and cur.mode != S_IFGITLINK:
+            # deleted_entry's verify_absent_if_directory: a directory took
+            # the leaving file's place; untracked files in it would be lost.
+            st = wt.lstat(path)
+            if st is not None and stat_mod.S_ISDIR(st.st_mode) and wt.untracked_below(path, tracked, ignored):
+                lose_dirs.append(path)
+                continue
         if cur is not None and cur.mode != S_IFGITLINK and modified(cur):
             if not (te is not None and _file_is(te, top + path, wt.lstat(path), hash_name, to_worktree)):
-                overwrite.append(path)
+                not_uptodate.append(path)
                 continue
         if te is None:
             plan.remove.append(path)
@@ -266,34 +286,50 @@ def plan_switch(
         plan.write.append(te)
 
     # verify_absent: the new paths must not land on untracked files.
-    tracked = set(old)
     for e in plan.write:
         path = e.name
         if path in old:
+            continue
+        # check_leading_path first (verify_absent_1): below a symlink or a
+        # file the path is absent, whatever an lstat through it would find
+        # (outside the work tree, maybe); only that leading path is in the way.
+        lead = wt.leading_file(path)
+        if lead is not None:
+            if lead not in tracked and not ignored(lead):
+                untracked.append(lead)
             continue
         st = wt.lstat(path)
         if st is not None:
             if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
                 if e.mode == S_IFGITLINK:
                     continue
+                # verify_clean_subdirectory checks the tracked files below
+                # first: one with local changes is the error, not the dir.
+                if any(p.startswith(path + b"/") for p in not_uptodate):
+                    continue
                 lost = wt.untracked_below(path, tracked, ignored)
                 if lost:
                     lose_dirs.append(path)
             elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree):
                 untracked.append(path)
-            continue
-        lead = wt.leading_file(path)
-        if lead is not None and lead not in tracked and not ignored(lead):
-            untracked.append(lead)
-    groups: dict[str, list[bytes]] = {}
-    if overwrite:
-        groups[ERROR_WOULD_OVERWRITE] = overwrite
-    if lose_dirs:
-        groups[ERROR_NOT_UPTODATE_DIR] = lose_dirs
-    if untracked:
-        groups[ERROR_WOULD_LOSE_UNTRACKED] = sorted(set(untracked))
-    if groups:
-        raise PlanError(groups)
+    if overwrite or not_uptodate or lose_dirs or untracked:
+        # git stops at the first error of a directory/file pair and never
+        # looks below it: no errors for paths under a refused path.
+        refused = set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
+
+        def first(paths: list[bytes]) -> list[bytes]:
+            out = []
+            for p in sorted(set(paths)):
+                i = p.find(b"/")
+                while i != -1 and p[:i] not in refused:
+                    i = p.find(b"/", i + 1)
+                if i == -1:
+                    out.append(p)
+            return out
+
+        groups = [(ERROR_WOULD_OVERWRITE, first(overwrite)), (ERROR_WOULD_OVERWRITE, first(not_uptodate)),
+                  (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked))]
+        raise PlanError([(h, p) for h, p in groups if p])
     return plan
 
 
@@ -306,3 +342,53 @@ def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, t
     if st is None or e.mode == S_IFGITLINK:
         return False
     return worktree_matches(e, full, st, hash_name, to_worktree, 0)
+
+
+#: What can begin a path element that ``verify_path`` refuses (".", "..",
+#: ".git" and its NTFS/HFS spellings, "git~1", an empty element), seen in
+#: paths joined by newlines; non-ASCII bytes (HFS ignorables) are looked for
+#: apart. A path with none of them is valid under every rule, so only the
+#: few paths that have one go through the element validator.
+_SUSPECT = (b"\n.", b"/.", b"\n ", b"/ ", b"//", b"\n/", b"/\n", b"\n\n", b"~", b"\\", b"\0")
+
+
+def invalid_paths(
+    paths: list[bytes],
+    validate_element: Callable[[bytes], bool],
+    mode_of: Callable[[bytes], int] = lambda p: 0,
+) -> list[bytes]:
+    """The paths of ``paths`` that git's ``verify_path`` refuses, in order.
+
+    Relative, no empty, ``.`` or ``..`` element, no ``.git`` in any spelling
+    ``validate_element`` knows (``core.protectNTFS``/``protectHFS``), and no
+    symlink named ``.gitmodules``. Costs a few scans of one joined string.
+    """
+    if not paths:
+        return []
+    from bisect import bisect_right
+    from itertools import accumulate
+
+    from dulwich.index import validate_path
+
+    blob = b"\n" + b"\n".join(paths) + b"\n"
+    hits: list[int] = []
+    for s in _SUSPECT:
+        i = blob.find(s)
+        while i != -1:
+            hits.append(i + 1 if s[0] == 0x0A else i)
+            i = blob.find(s, i + 1)
+    if not blob.isascii():
+        import re
+
+        hits.extend(m.start() for m in re.finditer(rb"[\x80-\xff]+", blob))
+    if not hits:
+        return []
+    starts = list(accumulate((len(p) + 1 for p in paths), initial=1))
+    bad = []
+    for n in sorted({min(bisect_right(starts, h) - 1, len(paths) - 1) for h in hits}):
+        p = paths[n]
+        if not p or b"\0" in p or not validate_path(p, validate_element):
+            bad.append(p)
+        elif mode_of(p) == S_IFLNK and p.rsplit(b"/", 1)[-1].rstrip(b". ").lower() in (b".gitmodules", b"gitmod~1"):
+            bad.append(p)
+    return bad

@@ -136,7 +136,7 @@ class Repository:
 
     def _abbrev(self, prefix: bytes):
         seen = set()
-        for sha in self.store.iter_prefix(bytes.fromhex(prefix.decode()[: len(prefix) // 2 * 2])):
+        for sha in self.store.iter_prefix(prefix):  # dulwich wants the hex prefix
             hexsha = sha if len(sha) == self.odb.object_format.hex_length else sha.hex().encode()
             if hexsha.startswith(prefix) and hexsha not in seen:
                 seen.add(hexsha)
@@ -232,6 +232,69 @@ class Repository:
         cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
         cf.write_to_path(self.dirs.config_path)
         return f"branch '{short.decode()}' set up to track '{remote.decode()}/{name.decode()}'."
+
+    def tracking_info(self, branch: bytes) -> str | None:
+        """``format_tracking_info`` for ``refs/heads/<name>`` (what checkout
+        prints on stdout after switching to a branch with an upstream)."""
+        from fnmatch import fnmatchcase
+
+        short = branch[len(b"refs/heads/") :]
+        config = read_config(self.dirs, self.environ)  # set_upstream may just have written it
+        try:
+            remote = config.get((b"branch", short), b"remote")
+            merge = config.get((b"branch", short), b"merge")
+        except KeyError:
+            return None
+        if remote == b".":
+            base = merge
+        else:
+            base = None
+            try:
+                specs = list(config.get_multivar((b"remote", remote), b"fetch"))
+            except KeyError:
+                specs = []
+            for spec in specs:
+                src, _, dst = spec.lstrip(b"+").partition(b":")
+                if b"*" in src and fnmatchcase(merge.decode("latin-1"), src.decode("latin-1")):
+                    star = src.index(b"*")
+                    base = dst.replace(b"*", merge[star : len(merge) - (len(src) - star - 1)], 1)
+                    break
+                if src == merge and dst:
+                    base = dst
+                    break
+            if base is None:
+                return None
+        hints = True
+        try:
+            hints = config.get_boolean((b"advice",), b"statushints", True)
+        except (KeyError, ValueError):
+            pass
+        name = base
+        for p in (b"refs/heads/", b"refs/remotes/", b"refs/tags/", b"refs/"):
+            if base.startswith(p):
+                name = base[len(p) :]
+                break
+        name_s = name.decode("utf-8", "replace")
+        refs = self.dulwich.refs
+        if base not in refs:
+            return (f"Your branch is based on '{name_s}', but the upstream is gone.\n"
+                    + ("  (use \"git branch --unset-upstream\" to fixup)\n" if hints else ""))
+        a, b = self._peel_to_commit(refs[branch]), self._peel_to_commit(refs[base])
+        if a == b:
+            return f"Your branch is up to date with '{name_s}'.\n"
+        walk = self.dulwich.get_walker
+        ours = sum(1 for _ in walk(include=[a], exclude=[b]))
+        theirs = sum(1 for _ in walk(include=[b], exclude=[a]))
+        if not theirs:
+            return (f"Your branch is ahead of '{name_s}' by {ours} commit{'s' if ours != 1 else ''}.\n"
+                    + ("  (use \"git push\" to publish your local commits)\n" if hints else ""))
+        if not ours:
+            return (f"Your branch is behind '{name_s}' by {theirs} commit{'s' if theirs != 1 else ''}, "
+                    "and can be fast-forwarded.\n"
+                    + ("  (use \"git pull\" to update your local branch)\n" if hints else ""))
+        return (f"Your branch and '{name_s}' have diverged,\nand have {ours} and {theirs} different "
+                f"commit{'s' if ours + theirs != 1 else ''} each, respectively.\n"
+                + ("  (use \"git pull\" to merge the remote branch into yours)\n" if hints else ""))
 
     def _ident_with_date(self) -> bytes:
         """``git_committer_info``: name, email and date as a reflog line wants them."""

@@ -248,7 +248,8 @@ class HelperPool:
                 self.trace.child_exit(h.child_id, h.proc.pid, rc, time.monotonic() - h.t0)
             if abort:
                 continue
-            if rc < 0:
+            if rc < 0 and not (h.error and rc == -signal.SIGTERM):
+                # (a SIGTERM after an error is ours: _drop stopped the helper)
                 error(f"checkout helper {h.index} died of signal {-rc}")
             elif rc != 0 and h.error is None and not h.done:
                 h.error = f"checkout helper {h.index} exited with status {rc}"

@@ -1,0 +1,362 @@
+"""The Python API (``git_checkout_helper.checkout.checkout``) and the planner.
+
+API tests check out into a clone made by git and compare with ``git checkout``
+in a twin clone (bytes, modes, links, index entries, HEAD), then ask git
+whether the index and work tree are clean. Planner tests build trees and
+index entries by hand over a real work tree in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from git_checkout_helper.checkout import CheckoutError, checkout  # noqa: E402
+from git_checkout_helper.index import Entry  # noqa: E402
+from git_checkout_helper.plan import (  # noqa: E402
+    ERROR_NOT_UPTODATE_DIR,
+    ERROR_WOULD_LOSE_UNTRACKED,
+    ERROR_WOULD_OVERWRITE,
+    HINT_COMMIT_OR_STASH,
+    PlanError,
+    blob_hash,
+    plan_reset,
+    plan_switch,
+    worktree_matches,
+)
+from git_checkout_helper.repository import TreeFiles  # noqa: E402
+
+REG, EXE, LNK = 0o100644, 0o100755, 0o120000
+
+
+@pytest.fixture(autouse=True)
+def git_env(tmp_path, monkeypatch):
+    """git isolated from the machine's and the user's configuration."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for k in list(os.environ):
+        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")) or k in ("GIT_DIR", "GIT_WORK_TREE"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "A U Thor")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "author@example.com")
+        monkeypatch.setenv(f"GIT_{who}_DATE", "1112354055 +0200")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    git("config", "--global", "init.defaultBranch", "main")
+    return home
+
+
+def git(*args, cwd=None, check=True) -> str:
+    res = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    if check and res.returncode:
+        raise AssertionError(f"git {' '.join(args)}: {res.stderr.decode()}")
+    return res.stdout.decode()
+
+
+def manifest(top) -> list[tuple]:
+    """(path, kind, permissions, content hash or link target), .git left out."""
+    out = []
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, top)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                out.append((rel, "link", os.readlink(full)))
+            else:
+                with open(full, "rb") as f:
+                    out.append((rel, "file", oct(stat.S_IMODE(st.st_mode)), hashlib.sha1(f.read()).hexdigest()))
+        out.extend((os.path.relpath(os.path.join(root, d), top), "dir") for d in dirs)
+    return sorted(out)
+
+
+def assert_clean(repo) -> None:
+    git("diff-files", "--quiet", cwd=repo)
+    git("diff-index", "--cached", "--quiet", "HEAD", cwd=repo)
+    assert git("status", "--porcelain", cwd=repo) == ""
+
+
+@pytest.fixture
+def src(tmp_path):
+    """main: 40 files, an executable, a symlink; other: 12 changed, one
+    removed, a file turned directory, a new executable."""
+    s = tmp_path / "src"
+    git("init", "-q", str(s))
+    for i in range(40):
+        d = s / f"d{i % 4}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}").write_text(f"file {i}\n")
+    (s / "run.sh").write_text("#!/bin/sh\n")
+    (s / "run.sh").chmod(0o755)
+    os.symlink("d1/f1", s / "link")
+    (s / "becomes-dir").write_text("plain\n")
+    git("add", ".", cwd=s)
+    git("commit", "-qm", "one", cwd=s)
+    git("checkout", "-q", "-b", "other", cwd=s)
+    for i in range(12):
+        (s / f"d{i % 4}" / f"f{i}").write_text(f"changed {i}\n")
+    git("rm", "-q", "d3/f39", "becomes-dir", cwd=s)
+    (s / "becomes-dir").mkdir()
+    (s / "becomes-dir" / "in").write_text("in\n")
+    (s / "new.sh").write_text("#!/bin/sh\nnew\n")
+    (s / "new.sh").chmod(0o755)
+    git("add", "-A", cwd=s)
+    git("commit", "-qm", "two", cwd=s)
+    git("checkout", "-q", "main", cwd=s)
+    return s
+
+
+def twins(src, tmp_path, name):
+    ours, theirs = tmp_path / f"{name}.ours", tmp_path / f"{name}.git"
+    git("clone", "-q", str(src), str(ours))
+    git("clone", "-q", str(src), str(theirs))
+    return ours, theirs
+
+
+def assert_same(ours, theirs) -> None:
+    assert manifest(ours) == manifest(theirs)
+    assert git("ls-files", "-s", cwd=ours) == git("ls-files", "-s", cwd=theirs)
+    assert git("rev-parse", "HEAD", cwd=ours) == git("rev-parse", "HEAD", cwd=theirs)
+    assert git("symbolic-ref", "-q", "HEAD", cwd=ours, check=False) == git(
+        "symbolic-ref", "-q", "HEAD", cwd=theirs, check=False
+    )
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_api_switch_matches_git(src, tmp_path, workers):
+    ours, theirs = twins(src, tmp_path, f"w{workers}")
+    report = checkout(str(ours), "other", workers=workers, threshold=0)
+    git("checkout", "-q", "other", cwd=theirs)
+    assert_same(ours, theirs)
+    assert_clean(ours)
+    assert git("symbolic-ref", "HEAD", cwd=ours).strip() == "refs/heads/other"
+    assert report.workers == workers
+    writes = 12 + 2  # changed files, becomes-dir/in, new.sh
+    if workers > 1:
+        assert report.parallel_items == writes and report.sequential_items == 0
+    else:
+        assert report.parallel_items == 0 and report.sequential_items == writes
+    assert report.written == writes
+    assert report.removed == 2
+    assert report.collided == [] and report.failed == []
+
+
+def test_api_detached_and_back_with_a_dulwich_repo(src, tmp_path):
+    from dulwich.repo import Repo
+
+    ours, theirs = twins(src, tmp_path, "detach")
+    commit = git("rev-parse", "origin/other", cwd=theirs).strip()
+    r = Repo(str(ours))
+    try:
+        checkout(r, commit, workers=2, threshold=0)
+        git("checkout", "-q", commit, cwd=theirs)
+        assert_same(ours, theirs)
+        assert_clean(ours)
+        checkout(r, "main", workers=2, threshold=0)
+        git("checkout", "-q", "main", cwd=theirs)
+        assert_same(ours, theirs)
+        assert_clean(ours)
+    finally:
+        r.close()
+
+
+def test_api_refuses_local_changes_untouched(src, tmp_path):
+    ours, theirs = twins(src, tmp_path, "refuse")
+    (ours / "d0" / "f0").write_text("local\n")
+    (ours / "new.sh").write_text("untracked\n")
+    before = manifest(ours)
+    index = (ours / ".git" / "index").read_bytes()
+    with pytest.raises(PlanError) as info:
+        checkout(str(ours), "other", workers=2, threshold=0)
+    assert info.value.groups == {ERROR_WOULD_OVERWRITE: [b"d0/f0"], ERROR_WOULD_LOSE_UNTRACKED: [b"new.sh"]}
+    assert manifest(ours) == before
+    assert (ours / ".git" / "index").read_bytes() == index
+    assert not (ours / ".git" / "index.lock").exists()
+    assert git("symbolic-ref", "HEAD", cwd=ours).strip() == "refs/heads/main"
+    # force=True throws the change away, as git checkout -f does.
+    checkout(str(ours), "other", workers=2, threshold=0, force=True)
+    (theirs / "d0" / "f0").write_text("local\n")
+    (theirs / "new.sh").write_text("untracked\n")
+    git("checkout", "-q", "-f", "other", cwd=theirs)
+    assert_same(ours, theirs)
+    assert_clean(ours)
+
+
+def test_api_carries_changes_to_unchanged_paths(src, tmp_path):
+    ours, theirs = twins(src, tmp_path, "carry")
+    for repo in (ours, theirs):
+        (repo / "d2" / "f38").write_text("local\n")  # f38 does not change
+    checkout(str(ours), "other", workers=2, threshold=0)
+    git("checkout", "-q", "other", cwd=theirs)
+    assert_same(ours, theirs)
+    assert git("status", "--porcelain", cwd=ours) == git("status", "--porcelain", cwd=theirs) == " M d2/f38\n"
+
+
+def test_api_settings_from_the_environment_it_is_given(src, tmp_path):
+    ours, _ = twins(src, tmp_path, "env")
+    env = {"GIT_CONFIG_PARAMETERS": "'checkout.workers=3' 'checkout.thresholdForParallelism=0'"}
+    report = checkout(str(ours), "other", environ=env)
+    assert report.workers == 3 and report.parallel_items == 14
+    assert_clean(ours)
+    # The default threshold (100) keeps 14 items in this process.
+    report = checkout(str(ours), "main", workers=2)
+    assert report.workers == 1 and report.parallel_items == 0 and report.sequential_items == 14
+    assert_clean(ours)
+
+
+def test_api_unknown_revision_is_a_checkout_error(src, tmp_path):
+    ours, _ = twins(src, tmp_path, "unknown")
+    with pytest.raises(CheckoutError, match="did not match"):
+        checkout(str(ours), "no-such-branch")
+    assert_clean(ours)
+
+
+# --- the planner ------------------------------------------------------------
+
+
+def oid(data: bytes) -> bytes:
+    return blob_hash(data, "sha1")
+
+
+class Tree:
+    """A hand-made work tree with its index entries and trees."""
+
+    def __init__(self, top) -> None:
+        self.top = top
+        self.topb = os.fsencode(str(top)) + b"/"
+
+    def write(self, path: str, data: bytes, mode: int = REG) -> Entry:
+        full = self.top / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if mode == LNK:
+            os.symlink(data, full)
+        else:
+            full.write_bytes(data)
+            full.chmod(0o755 if mode == EXE else 0o644)
+        e = Entry(path.encode(), mode, oid(data))
+        e.fill_stat(os.lstat(full))
+        return e
+
+    def plan(self, head: dict, target: dict, index: list[Entry], ignored=lambda p: False):
+        return plan_switch(_tree(head), _tree(target), {e.name: e for e in index}, self.topb, "sha1",
+                           lambda e: None, 0, ignored)
+
+
+def _tree(files: dict) -> TreeFiles:
+    return TreeFiles({p.encode(): (m, oid(d)) for p, (m, d) in files.items()}, {}, None)
+
+
+def test_plan_switch_writes_changes_keeps_the_rest(tmp_path):
+    t = Tree(tmp_path)
+    a, b, c = t.write("a", b"a\n"), t.write("dir/b", b"b\n"), t.write("c", b"c\n")
+    head = {"a": (REG, b"a\n"), "dir/b": (REG, b"b\n"), "c": (REG, b"c\n")}
+    target = {"a": (REG, b"a2\n"), "dir/b": (REG, b"b\n"), "d": (EXE, b"d\n")}
+    plan = t.plan(head, target, [a, b, c])
+    assert [e.name for e in plan.write] == [b"a", b"d"]
+    assert plan.remove == [b"c"]
+    assert plan.entries[b"dir/b"] is b  # unchanged: the old entry, stat data and all
+    assert plan.carried == {b"dir/b"}
+    assert sorted(plan.entries) == [b"a", b"d", b"dir/b"]
+
+
+def test_plan_switch_carries_local_changes_to_unchanged_paths(tmp_path):
+    t = Tree(tmp_path)
+    a, b = t.write("a", b"a\n"), t.write("b", b"b\n")
+    (tmp_path / "b").write_bytes(b"local\n")
+    plan = t.plan({"a": (REG, b"a\n"), "b": (REG, b"b\n")}, {"a": (REG, b"a2\n"), "b": (REG, b"b\n")}, [a, b])
+    assert [e.name for e in plan.write] == [b"a"]
+    assert plan.entries[b"b"] is b
+
+
+def test_plan_switch_refuses_with_gits_groups(tmp_path):
+    t = Tree(tmp_path)
+    t.write("a", b"a\n")
+    b, g = t.write("b", b"b\n"), t.write("gone", b"g\n")
+    staged = Entry(b"a", REG, oid(b"staged\n"))  # index differs from HEAD
+    (tmp_path / "b").write_bytes(b"modified\n")  # file differs from the index
+    (tmp_path / "new").write_bytes(b"untracked\n")
+    (tmp_path / "dir2file").mkdir()
+    (tmp_path / "dir2file" / "u").write_bytes(b"untracked\n")
+    head = {"a": (REG, b"a\n"), "b": (REG, b"b\n"), "gone": (REG, b"g\n")}
+    target = {"a": (REG, b"a2\n"), "b": (REG, b"b2\n"), "new": (REG, b"n\n"), "dir2file": (REG, b"f\n")}
+    with pytest.raises(PlanError) as info:
+        t.plan(head, target, [staged, b, g])
+    msg = str(info.value).split("\n")
+    assert msg == [
+        f"error: {ERROR_WOULD_OVERWRITE}", "\ta", HINT_COMMIT_OR_STASH,
+        f"error: {ERROR_WOULD_OVERWRITE}", "\tb", HINT_COMMIT_OR_STASH,
+        f"error: {ERROR_NOT_UPTODATE_DIR}", "\tdir2file", "",
+        f"error: {ERROR_WOULD_LOSE_UNTRACKED}", "\tnew", "Please move or remove them before you switch branches.",
+        "Aborting",
+    ]
+    assert info.value.groups[ERROR_WOULD_OVERWRITE] == [b"a", b"b"]
+
+
+def test_plan_switch_ignored_files_are_overwritten(tmp_path):
+    t = Tree(tmp_path)
+    (tmp_path / "build.o").write_bytes(b"old object\n")
+    plan = t.plan({}, {"build.o": (REG, b"tracked now\n")}, [], ignored=lambda p: p.endswith(b".o"))
+    assert [e.name for e in plan.write] == [b"build.o"]
+
+
+def test_plan_switch_no_errors_below_a_refused_path(tmp_path):
+    # git stops at the first error of a file/directory pair.
+    t = Tree(tmp_path)
+    f = t.write("f", b"f\n")
+    os.unlink(tmp_path / "f")
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "a").write_bytes(b"mine\n")
+    with pytest.raises(PlanError) as info:
+        t.plan({"f": (REG, b"f\n")}, {"f/a": (REG, b"theirs\n")}, [f])
+    assert list(info.value.groups.items()) == [(ERROR_NOT_UPTODATE_DIR, [b"f"])]
+
+
+def test_plan_reset_keeps_matching_entries(tmp_path):
+    t = Tree(tmp_path)
+    a, b = t.write("a", b"a\n"), t.write("b", b"b\n")
+    (tmp_path / "b").write_bytes(b"local\n")
+    (tmp_path / "c").write_bytes(b"untracked\n")
+    target = _tree({"a": (REG, b"a\n"), "b": (REG, b"b\n"), "c": (REG, b"c\n")})
+    plan = plan_reset(target, {b"a": a, b"b": b, b"old": Entry(b"old", REG, oid(b"o"))}, t.topb, "sha1",
+                      lambda e: None, 0)
+    assert plan.carried == {b"a"}
+    assert [e.name for e in plan.write] == [b"b", b"c"]
+    assert plan.remove == [b"old"]
+
+
+def test_worktree_matches_stat_then_content(tmp_path):
+    t = Tree(tmp_path)
+    e = t.write("x", b"same\n")
+    full = os.fsencode(str(tmp_path / "x"))
+    assert worktree_matches(e, full, os.lstat(full), "sha1", lambda e: None, 0)
+    os.utime(full, ns=(1, 1))  # stat differs, content the same
+    assert worktree_matches(e, full, os.lstat(full), "sha1", lambda e: None, 0)
+    (tmp_path / "x").write_bytes(b"diff\n")  # same size, other content
+    os.utime(full, ns=(1, 1))
+    assert not worktree_matches(e, full, os.lstat(full), "sha1", lambda e: None, 0)
+    # a converted file matches through to_worktree
+    assert worktree_matches(e, full, os.lstat(full), "sha1", lambda e: b"diff\n", 0)
+    # racy: stat matches but the entry is as new as the index: content decides
+    e2 = t.write("y", b"y\n")
+    (tmp_path / "y").write_bytes(b"z\n")
+    yfull = os.fsencode(str(tmp_path / "y"))
+    e2.fill_stat(os.lstat(yfull))
+    assert not worktree_matches(e2, yfull, os.lstat(yfull), "sha1", lambda e: None, os.lstat(yfull).st_mtime_ns)
+    link = t.write("l", b"target", LNK)
+    lfull = os.fsencode(str(tmp_path / "l"))
+    os.utime(lfull, ns=(1, 1), follow_symlinks=False)
+    assert worktree_matches(link, lfull, os.lstat(lfull), "sha1", lambda e: None, 0)
+    exe = Entry(b"x", EXE, oid(b"diff\n"))
+    assert not worktree_matches(exe, full, os.lstat(full), "sha1", lambda e: None, 0)
