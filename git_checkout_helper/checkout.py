@@ -34,7 +34,7 @@ import msgspec
 
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from .config import eol_config, online_cpus, parallel_checkout_configs
-from .convert import convert_to_working_tree, needs_conversion
+from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from .entry import CheckoutState, show_path, write_pc_item
 from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
 from .pktline import LARGE_PACKET_DATA_MAX
@@ -211,6 +211,9 @@ class Checkout:
             data = self.repo.odb.read_blob(e.oid)
         except Exception:  # noqa: BLE001
             return None
+        if ca.drv is None:  # what write_pc_item writes: stream filters or in core, as git
+            return convert_blob_to_worktree(data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
+                                            e.oid, e.name, self.eol)
         return convert_to_working_tree(data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
                                        e.oid.hex().encode(), e.name, self.eol)
 
