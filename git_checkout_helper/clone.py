@@ -71,12 +71,32 @@ def _link_objects(src: str, dst: str) -> None:
                 shutil.copy2(s, d)
 
 
-def prepare_clone(source: str, directory: str | None, branch: str | None = None) -> tuple[str, str | None]:
-    """Create the clone without a checkout; returns (work tree, ref to check out)."""
+def _is_local(source: str) -> bool:
+    """A path (or file:// URL), not a URL or an scp-like ``host:path``."""
+    if source.startswith("file://"):
+        return True
+    if "://" in source:
+        return False
+    colon, slash = source.find(":"), source.find("/")
+    return colon == -1 or (slash != -1 and slash < colon)
+
+
+def prepare_clone(source: str, directory: str | None, branch: str | None = None,
+                  announce=None) -> tuple[str, str | None]:
+    """Create the clone without a checkout; returns (work tree, ref to check out).
+
+    ``announce(directory)`` is called once the source and the destination
+    have been checked (git's "Cloning into ..." comes after those errors).
+    """
+    src_git = _source_gitdir(source)
+    if src_git is None and _is_local(source):
+        # cmd_clone: a local path that is no repository, before anything else.
+        raise CloneError(f"repository '{source}' does not exist")
     directory = directory or default_directory(source)
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
         raise CloneError(f"destination path '{directory}' already exists and is not an empty directory.")
-    src_git = _source_gitdir(source)
+    if announce is not None:
+        announce(directory)
     created = not os.path.exists(directory)
     try:
         if src_git is None:
