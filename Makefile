@@ -29,9 +29,20 @@ shell: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m git_checkout_helper.demo
 
+# The latency filesystem needs libfuse 2 (fusepy) and fusermount (Debian's fuse3); install
+# them when missing and we may (root with apt-get), else the bench skips it with a note.
+# Settings: BENCH_* in the environment (python -m git_checkout_helper.bench -h), BENCH_ARGS.
 bench: $(STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]' || true
-	$(PY) -m git_checkout_helper.bench
+	@if [ -e /dev/fuse ] && { ! command -v fusermount3 >/dev/null || ! ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2'; }; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "bench: installing fuse3 and libfuse2 (latency filesystem)"; \
+	    { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q fuse3 libfuse2 || apt-get install -y -q fuse3 libfuse2t64 || \
+	      { apt-get update -q && { apt-get install -y -q fuse3 libfuse2 || apt-get install -y -q fuse3 libfuse2t64; }; }; } \
+	      >/dev/null 2>&1 || echo "bench: could not install fuse3/libfuse2: the latency filesystem will be skipped"; \
+	  else echo "bench: fuse3/libfuse2 missing and not root: the latency filesystem will be skipped"; fi; \
+	fi
+	$(PY) -m git_checkout_helper.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info t/trash* t/test-results

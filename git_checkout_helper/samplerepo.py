@@ -15,6 +15,9 @@ Shape, at HEAD (``files`` regular files, by default 5,000):
   files, none below 250, so that test repositories stay small);
 * about 25% executables (mode 100755) and a few symlinks (relative, to files
   of the repository);
+* a top-level ``.gitattributes`` like git.git's (``diff=``, ``whitespace=``,
+  ``text eol=lf`` for shell scripts): a real project makes every tool resolve
+  attributes per path, though nothing is converted on LF content;
 * text made of lines drawn from a fixed pool of pseudo-source lines, so that
   zlib and deltas behave like on source code rather than on random bytes.
 
@@ -27,12 +30,16 @@ probabilities chosen so that
 
 * old -> HEAD (the *far* switch) rewrites about 70% of HEAD's files
   (25% added after the old tag, the rest changed) and deletes ~8%,
-* recent -> HEAD (the *near* switch) rewrites about a third (5% added, 28%
-  changed) and deletes ~2%.
+* recent -> HEAD (the *near* switch) rewrites about a third (5% added, 29%
+  changed) and deletes ~2%;
+* about half of HEAD's blobs end up stored as deltas (git.git: 65%): half the
+  files have more than one version, and an edit is as likely to shrink a file
+  as to grow it, so git's biggest-version-as-base choice often falls on an
+  older version.
 
 Why ``git fast-import``: one process builds every blob, tree and commit from a
 stream, 10-100x faster than a work tree plus ``git add``/``commit`` per commit.
-Why ``git repack -adf --window=50 --depth=50`` afterwards: fast-import only
+Why ``git repack -adF --window=50 --depth=50`` afterwards (``repack=True``): fast-import only
 deltas a blob against the previous blob it wrote, while a real repository's
 pack (after ``gc``) holds delta chains chosen across the whole history; window
 50 finds the versions of a path (they sort next to each other by name hash) at
@@ -57,7 +64,7 @@ __all__ = ["GENERATOR_VERSION", "OLD_TAG", "RECENT_TAG", "HEAD_BRANCH", "make_sa
 
 # Part of the bench's cache key: bump whenever the output for a given
 # (files, seed) changes.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 OLD_TAG = "v1.0.0"
 RECENT_TAG = "v1.8.0"
@@ -74,6 +81,20 @@ _MID = (3, 4, 5, 6, 7, 8)
 _RECENT_AT = 8
 _LATE = (9, 10, 11)
 _NCOMMITS = 12
+
+# Like git.git's: attributes that cost a lookup per path but convert nothing on
+# LF content (eol=lf), as in most real projects.
+_GITATTRIBUTES = b"""\
+* whitespace=!indent,trail,space
+*.[ch] whitespace=indent,trail,space diff=cpp
+*.sh whitespace=indent,trail,space text eol=lf
+*.py diff=python
+*.md diff=markdown
+*.go diff=golang
+*.rs diff=rust
+*.html diff=html
+*.bin binary
+"""
 
 _EXTS = [
     (".c", 20), (".h", 12), (".py", 10), (".js", 6), (".txt", 8), (".md", 6), (".sh", 5),
@@ -103,17 +124,24 @@ def _words(rng: random.Random, n: int) -> list[str]:
 def _line_pool(rng: random.Random, words: list[str]) -> list[bytes]:
     """Lines that look enough like code: indentation, identifiers, punctuation."""
     punct = [" = ", "(", ", ", ");", " {", "}", " + ", "->", ".", " == ", " /* ", " */", ": ", "[", "]"]
+    # Drawn in bulk (choices with k=...): a draw per word costs seconds.
+    counts = rng.choices(range(10), (8, 10, 10, 10, 10, 10, 10, 10, 10, 10), k=_POOL_LINES)
+    indents = rng.choices((0, 4, 8, 12, 16), (2, 2, 2, 1, 1), k=_POOL_LINES)
+    total = sum(counts)
+    ws = rng.choices(words, k=total)
+    seps = rng.choices(punct + [" "], [1] * len(punct) + [len(punct) * 3 // 2], k=total)
     pool = []
-    for _ in range(_POOL_LINES):
-        if rng.random() < 0.08:
+    at = 0
+    for n, ind in zip(counts, indents, strict=True):
+        if n == 0:
             pool.append(b"\n")
             continue
-        indent = " " * rng.choice((0, 0, 4, 4, 8, 8, 12, 16))
-        parts = []
-        for _k in range(rng.randint(1, 9)):
-            parts.append(rng.choice(words))
-            parts.append(rng.choice(punct) if rng.random() < 0.4 else " ")
-        pool.append((indent + "".join(parts).rstrip() + "\n").encode())
+        parts = [" " * ind]
+        for k in range(at, at + n):
+            parts.append(ws[k])
+            parts.append(seps[k])
+        at += n
+        pool.append(("".join(parts).rstrip() + "\n").encode())
     return pool
 
 
@@ -157,7 +185,7 @@ class _Generator:
             if len(dirs) <= tops:
                 parent = ""
             else:
-                parent = rng.choice(dirs[1:])
+                parent = dirs[rng.randrange(1, len(dirs))]
                 if depth[parent] >= 6:
                     parent = ""
             while True:
@@ -202,7 +230,7 @@ class _Generator:
                 out[pos:pos] = [rng.randrange(_POOL_LINES) for _ in range(rng.randint(1, 30))]
             elif r < 0.5 and pos < len(out):
                 out[pos] = rng.randrange(_POOL_LINES)
-            elif r < 0.75 or len(out) < 4:
+            elif r < 0.7 or len(out) < 4:
                 out[pos:pos] = [rng.randrange(_POOL_LINES) for _ in range(rng.randint(1, 4))]
             else:
                 del out[pos : pos + rng.randint(1, 4)]
@@ -231,13 +259,14 @@ class _Generator:
     def plan(self) -> None:
         """Decide every file's path, kind, birth, edits and death."""
         rng = self.rng
-        n = self.nfiles
+        n = self.nfiles - 1  # and .gitattributes
         n_big = min(4, n // 250) + n // 20000
-        n_links = 4 + n // 5000
+        n_links = 4 + self.nfiles // 5000
         n_die_mid = round(0.08 * n)
         n_die_late = round(0.02 * n)
         total = n + n_die_mid + n_die_late
         weights = [rng.paretovariate(1.1) for _ in self.dirs]
+        weights[0] = sum(weights) / 150  # the top level holds ~0.7%: README, Makefile, ...
         where = rng.choices(self.dirs, weights, k=total)
         exts = [e for e, _ in _EXTS]
         ext_w = [w for _, w in _EXTS]
@@ -270,7 +299,10 @@ class _Generator:
             link.data = _relative(target.path, d).encode()
             link.edits = [rng.choice(_MID)] if rng.random() < 0.3 else []
             links.append(link)
-        self.files = regular + links
+        attrs = _File(".gitattributes", 0o100644, "binary")
+        attrs.data = _GITATTRIBUTES
+        self._names[""].add(".gitattributes")
+        self.files = [attrs, *regular, *links]
 
     def _fate(self, f: _File, i: int, n: int, n_die_mid: int, big: bool) -> None:
         """Birth, edits and death such that the switches rewrite the intended shares."""
@@ -288,16 +320,18 @@ class _Generator:
             if pick() < 0.3:
                 f.edits = [rng.choice(_PRE)]
             return
+        edits: set[int] = set()
         u = pick()
         if u < 0.05:  # added after the recent tag
             f.born = rng.choice(_LATE)
             return
-        if u < 0.25:  # added between the tags
-            f.born = rng.choice(_MID)
-        edits: set[int] = set()
+        if u < 0.25:  # added between the tags, maybe edited before the recent tag
+            f.born = rng.choice(_MID[:-1])
+            if pick() < 0.5:
+                edits.add(rng.choice([c for c in _MID if c > f.born]))
         if f.born == 0:
             for c in _PRE:
-                if pick() < 0.2:
+                if pick() < 0.45:
                     edits.add(c)
             if pick() < 0.43:  # changed between the tags
                 edits.update(rng.sample(_MID, rng.choice((1, 1, 2))))
@@ -324,7 +358,7 @@ class _Generator:
         elif f.kind == "binary":
             f.data = self._edit_binary(f.data)
         else:
-            target = self.rng.choice([g for g in self.files[: self.nfiles // 2] if g.kind == "text"])
+            target = self.rng.choice([g for g in self.files[1 : self.nfiles // 2] if g.kind == "text"])
             f.data = _relative(target.path, f.path.rpartition("/")[0]).encode()
 
 
@@ -366,8 +400,12 @@ def make_sample_repo(
     gen.plan()
     events = gen.commit_events()
 
+    # When the repack below rewrites everything anyway (-F: recompress, recompute
+    # deltas), fast-import need not compress nor delta: that halves the time. Without
+    # the repack its pack is what readers get, so it is made as git would make it.
+    fast = ["-c", "pack.compression=0", "fast-import", "--depth=0"] if repack else ["fast-import"]
     proc = subprocess.Popen(
-        ["git", "fast-import", "--quiet", "--done"], cwd=path, stdin=subprocess.PIPE,
+        ["git", *fast, "--quiet", "--done"], cwd=path, stdin=subprocess.PIPE,
         env=dict(os.environ, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull),
     )
     out = proc.stdin
@@ -416,7 +454,7 @@ def make_sample_repo(
         raise RuntimeError(f"git fast-import failed with exit code {proc.returncode}")
 
     if repack:
-        _git(path, "repack", "-adfq", "--window=50", "--depth=50")
+        _git(path, "repack", "-adFq", "--window=50", "--depth=50")
         _git(path, "prune-packed")
     heads = {"head": _git(path, "rev-parse", HEAD_BRANCH).stdout.decode().strip()}
     if with_history:
