@@ -109,7 +109,7 @@ def helper_main(argv: list[str] | None = None) -> int:
         state = CheckoutState(
             odb,
             base_dir=os.fsencode(prefix) if prefix else b"",
-            eol=lambda: eol_config(config),
+            eol=eol_config(config),  # read at start, as git_default_config: a bad value is fatal first
             trace=trace.data if trace.enabled else None,
             validate_element=get_path_element_validator(config),
         )

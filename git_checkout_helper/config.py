@@ -187,8 +187,7 @@ def eol_config(config) -> EolConfig:
         v = eol_raw.strip().lower()
         if v in (b"lf", b"crlf", b"native"):
             eol = v.decode()
-        else:
-            raise ConfigError(f"core.eol: invalid value '{eol_raw.decode()}'")
+        # Anything else is EOL_UNSET for git, without a word (config.c).
     return EolConfig(autocrlf, eol)
 
 

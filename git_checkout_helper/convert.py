@@ -1,27 +1,88 @@
-"""Content conversion for the working tree, as git's ``convert.c`` does it.
+"""Content conversion for the working tree, as git 2.39's ``convert.c`` does it.
 
-``convert_to_working_tree`` mirrors ``convert_to_working_tree_ca`` for what a
-checkout worker is sent: ident, then end-of-line, then working-tree-encoding
-(filters never reach a worker). The statistics of ``gather_stats`` are taken
-with ``bytes.count`` and ``bytes.translate`` instead of a byte loop, so the
-conversion runs at C speed, and an item that asks for no conversion never
-calls into this module's slow paths at all (see :func:`needs_conversion`).
+A checkout worker is sent, per item, what ``convert_attrs`` resolved:
+``crlf_action``, ``ident`` and ``working_tree_encoding`` (items with a
+``filter=`` driver never reach a worker). git's ``write_pc_item_to_fd`` then
+takes one of two routes, and so does this module, because the two do not
+always produce the same bytes:
+
+* **streamable** (``classify_conv_attrs`` says ``CA_CLASS_STREAMABLE``: no
+  encoding, ``crlf_action`` not AUTO / AUTO_CRLF): the blob goes through
+  ``get_stream_filter_ca``'s filters, chunk by chunk: :class:`IdentFilter`
+  (``ident_filter``) when ``ident`` is set, then :class:`LfToCrlfFilter`
+  (``lf_to_crlf_filter``) when ``output_eol`` is CRLF. Nothing is gathered
+  about the whole content, so a blob of any size streams in bounded memory.
+  The ident *filter* is not ``ident_to_worktree``: it consumes the byte that
+  breaks a ``$Id`` (so ``$$Id$`` stays), it keeps holding ``$Id<x>`` when a
+  ``$`` follows (so ``$Id $Id: x$`` is expanded whole), and it calls an
+  ident foreign by its own rule (any of git's four spaces not followed by
+  ``$``, after ``$Id: ``).
+* **in core** (``CA_CLASS_INCORE``): ``convert_to_working_tree_ca`` on the
+  whole blob: ``ident_to_worktree``, then ``crlf_to_worktree`` (with
+  ``gather_stats`` and the AUTO family's safety rules), then
+  ``encode_to_worktree``.
+
+Statistics and rewrites use ``bytes.count`` / ``translate`` / ``replace``
+and regular expressions (C speed) instead of byte loops, with the same
+results as git's loops. An item that asks for nothing (:data:`PLAIN_ACTIONS`,
+no ident, no encoding) costs no conversion work at all: its bytes are
+written as they are read.
+
+working-tree-encoding goes through Python codecs where :mod:`.iconv_names`
+has one verified against glibc for the name, else through the C library's
+``iconv`` itself, called as git calls it (see :func:`reencoder`).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
+import sys
 
 from .wire import ConvertCrlfAction as A
 
 __all__ = [
+    "CA_CLASS_INCORE",
+    "CA_CLASS_STREAMABLE",
+    "NULL_FILTER",
+    "PLAIN_ACTIONS",
+    "EncodingError",
     "EolConfig",
+    "IdentFilter",
+    "LfToCrlfFilter",
+    "classify_conv_attrs",
+    "apply_filter",
+    "convert_blob_to_worktree",
     "convert_to_working_tree",
+    "crlf_to_worktree",
+    "encode_to_worktree",
     "gather_stats",
+    "get_stream_filter",
+    "ident_to_worktree",
     "needs_conversion",
+    "output_eol",
 ]
 
+# enum eol (convert.h); EOL_NATIVE is EOL_LF on this platform.
+EOL_UNSET = 0
+EOL_CRLF = 1
+EOL_LF = 2
+EOL_NATIVE = EOL_LF
+
+# enum conv_attrs_classification, as far as a worker can see it (no drivers).
+CA_CLASS_INCORE = 0
+CA_CLASS_STREAMABLE = 3
+
 _AUTO = frozenset((A.CRLF_AUTO, A.CRLF_AUTO_INPUT, A.CRLF_AUTO_CRLF))
+# Actions whose output_eol does not depend on the configuration.
+_EOL_CRLF_ACTIONS = frozenset((A.CRLF_TEXT_CRLF, A.CRLF_UNDEFINED, A.CRLF_AUTO_CRLF))
+_EOL_LF_ACTIONS = frozenset((A.CRLF_TEXT_INPUT, A.CRLF_AUTO_INPUT))
+_EOL_CONFIG_ACTIONS = frozenset((A.CRLF_TEXT, A.CRLF_AUTO))
+# classify_conv_attrs: these need the whole content (gather_stats) first.
+_INCORE_ACTIONS = frozenset((A.CRLF_AUTO, A.CRLF_AUTO_CRLF))
+#: Actions that never change content (output_eol is not CRLF whatever the
+#: configuration): with no ident and no encoding, the blob is written as is.
+PLAIN_ACTIONS = frozenset((A.CRLF_BINARY, A.CRLF_TEXT_INPUT, A.CRLF_AUTO_INPUT))
 
 # Bytes gather_stats counts as non-printable: controls other than BS, HT, ESC,
 # FF, CR, LF; and DEL. NUL is among them (and also counted on its own).
@@ -32,7 +93,8 @@ class EolConfig:
     """``core.autocrlf`` and ``core.eol`` as the worker reads them (config.c).
 
     ``autocrlf`` is ``"true"``, ``"false"`` or ``"input"``; ``eol`` is
-    ``"lf"``, ``"crlf"``, ``"native"`` or ``None`` (unset). Native is LF here.
+    ``"lf"``, ``"crlf"``, ``"native"`` or ``None`` (unset, or a value git does
+    not know, which git also treats as unset). Native is LF here.
     """
 
     __slots__ = ("autocrlf", "eol")
@@ -41,22 +103,46 @@ class EolConfig:
         self.autocrlf = autocrlf
         self.eol = eol
 
+    def __repr__(self) -> str:
+        return f"EolConfig(autocrlf={self.autocrlf!r}, eol={self.eol!r})"
+
     def text_eol_is_crlf(self) -> bool:
         """``text_eol_is_crlf``: what TEXT and AUTO resolve to."""
         if self.autocrlf == "true":
             return True
         if self.autocrlf == "input":
             return False
-        return self.eol == "crlf"
+        if self.eol == "crlf":
+            return True
+        return self.eol is None and EOL_NATIVE == EOL_CRLF
+
+
+def output_eol(crlf_action: int, eol: EolConfig) -> int:
+    """``output_eol``: the line ending an action asks for on checkout."""
+    if crlf_action == A.CRLF_BINARY:
+        return EOL_UNSET
+    if crlf_action in _EOL_CRLF_ACTIONS:
+        return EOL_CRLF
+    if crlf_action in _EOL_LF_ACTIONS:
+        return EOL_LF
+    if crlf_action in _EOL_CONFIG_ACTIONS:
+        return EOL_CRLF if eol.text_eol_is_crlf() else EOL_LF
+    # git warns "illegal crlf_action" and returns core_eol; the wire layer
+    # refuses such items before they get here.
+    return EOL_CRLF if eol.eol == "crlf" else EOL_UNSET
 
 
 def output_eol_is_crlf(crlf_action: int, eol: EolConfig) -> bool:
-    """``output_eol(crlf_action) == EOL_CRLF``."""
-    if crlf_action in (A.CRLF_TEXT_CRLF, A.CRLF_UNDEFINED, A.CRLF_AUTO_CRLF):
-        return True
-    if crlf_action in (A.CRLF_TEXT, A.CRLF_AUTO):
-        return eol.text_eol_is_crlf()
-    return False  # BINARY, TEXT_INPUT, AUTO_INPUT
+    return output_eol(crlf_action, eol) == EOL_CRLF
+
+
+def classify_conv_attrs(crlf_action: int, encoding: bytes | None) -> int:
+    """``classify_conv_attrs`` for a worker's item (it has no filter driver)."""
+    if encoding:
+        return CA_CLASS_INCORE
+    if crlf_action in _INCORE_ACTIONS:
+        return CA_CLASS_INCORE
+    return CA_CLASS_STREAMABLE
 
 
 def needs_conversion(crlf_action: int, ident: int, encoding: bytes | None, eol: EolConfig) -> bool:
@@ -64,28 +150,37 @@ def needs_conversion(crlf_action: int, ident: int, encoding: bytes | None, eol: 
     return bool(ident or encoding) or output_eol_is_crlf(crlf_action, eol)
 
 
+# ---------------------------------------------------------------------------
+# In-core end-of-line conversion
+
+
 class TextStat:
+    """``struct text_stat``."""
+
     __slots__ = ("nul", "lonecr", "lonelf", "crlf", "printable", "nonprintable")
 
 
 def gather_stats(buf: bytes) -> TextStat:
-    """``gather_stats``, counted with C-speed bytes methods."""
+    """``gather_stats``, counted with C-speed bytes methods.
+
+    Every byte is a CR, a LF, non-printable or printable; a CR directly
+    followed by a LF counts once, as a CRLF; a final Ctrl-Z is not counted as
+    non-printable (and, as in git, not as printable either).
+    """
     s = TextStat()
     size = len(buf)
     crlf = buf.count(b"\r\n")
     cr = buf.count(b"\r")
     lf = buf.count(b"\n")
     nonprintable = size - len(buf.translate(None, _NONPRINTABLE))
-    if size and buf[-1] == 0x1A:  # a final Ctrl-Z (EOF) is not counted
-        nonprintable -= 1
     s.crlf = crlf
     s.lonecr = cr - crlf
     s.lonelf = lf - crlf
     s.nul = buf.count(b"\0")
+    s.printable = size - cr - lf - nonprintable
+    if size and buf[-1] == 0x1A:
+        nonprintable -= 1
     s.nonprintable = nonprintable
-    # Every byte is one of: CR, LF, non-printable, printable (a final Ctrl-Z
-    # is neither of the last two).
-    s.printable = size - cr - lf - (size - len(buf.translate(None, _NONPRINTABLE)))
     return s
 
 
@@ -95,7 +190,7 @@ def convert_is_binary(s: TextStat) -> bool:
 
 
 def will_convert_lf_to_crlf(s: TextStat, crlf_action: int) -> bool:
-    """``will_convert_lf_to_crlf`` (output is already known to be CRLF)."""
+    """``will_convert_lf_to_crlf``, once ``output_eol`` is known to be CRLF."""
     if not s.lonelf:
         return False
     if crlf_action in _AUTO and (s.lonecr or s.crlf or convert_is_binary(s)):
@@ -105,116 +200,546 @@ def will_convert_lf_to_crlf(s: TextStat, crlf_action: int) -> bool:
 
 def crlf_to_worktree(src: bytes, crlf_action: int, eol: EolConfig) -> bytes:
     """``crlf_to_worktree``: turn lone LFs into CRLF when the action asks."""
-    if not src or not output_eol_is_crlf(crlf_action, eol):
+    if not src or output_eol(crlf_action, eol) != EOL_CRLF:
         return src
     if not will_convert_lf_to_crlf(gather_stats(src), crlf_action):
         return src
     # Every CRLF back to LF, then every LF to CRLF: lone CRs are untouched and
-    # only lone LFs change, as in git's memchr loop.
+    # only LFs without a CR before them change, as in git's memchr loop.
     return src.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
-def count_ident(src: bytes) -> int:
-    """``count_ident``: the number of ``$Id$`` / ``$Id: ...$`` keywords."""
-    cnt = 0
-    size = len(src)
-    i = src.find(b"$")
-    while i != -1:
-        j = i + 1
-        if size - j < 3:
-            break
-        if src[j : j + 2] != b"Id":
-            i = src.find(b"$", j)
-            continue
-        ch = src[j + 2]
-        j += 3
-        if ch == 0x24:  # "$Id$"
-            cnt += 1
-        elif ch == 0x3A:  # "$Id:" up to the closing "$", unless a LF comes first
-            d = src.find(b"$", j)
-            n = src.find(b"\n", j)
-            if d != -1 and (n == -1 or d < n):
-                cnt += 1
-                j = d + 1
-            elif n != -1:
-                j = n + 1
-            else:
-                j = size
-        i = src.find(b"$", j)
-    return cnt
+# ---------------------------------------------------------------------------
+# In-core ident
+
+
+# What ident_to_worktree replaces: "$Id$", or "$Id:" + text without "$" or
+# LF + "$" -- unless the text is foreign: a ' ' in it other than in its first
+# or last position (git's memchr from one past "$Id:" up to before the last
+# character). Scanning resumes after a "$" that starts no match, as git's does.
+_INCORE_IDENT = re.compile(rb"\$Id(?:\$|:(?:[^$\n](?:[^$\n ]*[^$\n])?)?\$)")
 
 
 def ident_to_worktree(src: bytes, oid_hex: bytes) -> bytes:
-    """``ident_to_worktree``: expand keywords to ``$Id: <oid> $``.
+    """``ident_to_worktree``: expand keywords to ``$Id: <oid> $`` (in core).
 
-    The id is the blob's own object id, which is what git hashes ``src`` to.
+    git hashes ``src`` for the id; ident is the first conversion, so ``src`` is
+    the blob and its hash is the item's object id. A ``$Id: ...$`` whose
+    closing ``$`` is past a newline is left alone, and so is a foreign one
+    (see ``_INCORE_IDENT``). git first returns early when ``count_ident``
+    finds nothing; that happens exactly when nothing here matches.
     """
-    if not count_ident(src):
+    if b"$" not in src:
         return src
-    out = []
-    size = len(src)
-    pos = 0
-    while True:
-        dollar = src.find(b"$", pos)
-        if dollar == -1:
-            break
-        out.append(src[pos : dollar + 1])
-        pos = dollar + 1
-        if size - pos < 3 or src[pos : pos + 2] != b"Id":
-            continue
-        ch = src[pos + 2]
-        if ch == 0x24:
-            pos += 3
-        elif ch == 0x3A:
-            close = src.find(b"$", pos + 3)
-            if close == -1:
-                break
-            if src.find(b"\n", pos + 3, close) != -1:
-                continue
-            spc = src.find(b" ", pos + 4, close)
-            if spc != -1 and spc < close - 1:
-                continue  # a foreign ident ("$Id: file.c,v 1.2 ... $"): keep
-            pos = close + 1
+    return _INCORE_IDENT.sub(b"$Id: " + oid_hex + b" $", src)
+
+
+# ---------------------------------------------------------------------------
+# Stream filters (get_stream_filter_ca)
+
+
+class NullFilter:
+    """``null_filter_singleton``: no conversion at all."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> bytes:
+        return chunk
+
+    def finish(self) -> bytes:
+        return b""
+
+
+NULL_FILTER = NullFilter()
+
+
+class LfToCrlfFilter:
+    """``lf_to_crlf_filter``: every LF not preceded by a CR becomes CRLF.
+
+    git's filter holds a trailing CR back until it sees the next byte; here a
+    chunk is converted whole with ``replace`` and only a chunk that starts
+    with LF after one that ended with CR needs care.
+    """
+
+    __slots__ = ("_cr",)
+
+    def __init__(self) -> None:
+        self._cr = False
+
+    def feed(self, chunk: bytes) -> bytes:
+        if not chunk:
+            return chunk
+        head = b""
+        if self._cr and chunk[0] == 0x0A:
+            head = b"\n"
+            body = chunk[1:]
         else:
-            continue
-        out.append(b"Id: " + oid_hex + b" $")
-    out.append(src[pos:])
-    return b"".join(out)
+            body = chunk
+        self._cr = chunk[-1] == 0x0D
+        return head + body.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+
+    def finish(self) -> bytes:
+        return b""
 
 
-# git spells a few encodings its own way; iconv knows aliases Python lacks.
-_BOM_ENCODINGS = {
-    "UTF-16LE-BOM": ("utf-16-le", codecs.BOM_UTF16_LE),
-    "UTF-16BE-BOM": ("utf-16-be", codecs.BOM_UTF16_BE),
-    "UTF-32LE-BOM": ("utf-32-le", codecs.BOM_UTF32_LE),
-    "UTF-32BE-BOM": ("utf-32-be", codecs.BOM_UTF32_BE),
-}
+# is_foreign_ident: after "$Id: ", one of git's isspace characters (HT, LF,
+# CR, SP) that is not directly followed by "$" (the string ends at a NUL).
+_FOREIGN_SPACE = re.compile(rb"[\t\n\r ](?!\$)")
+
+
+def is_foreign_ident(left: bytes) -> bool:
+    """``is_foreign_ident`` on the held ``$Id:...$`` (read as a C string)."""
+    nul = left.find(b"\0")
+    if nul != -1:
+        left = left[:nul]
+    if not left.startswith(b"$Id: "):
+        return False
+    return _FOREIGN_SPACE.search(left, 5) is not None
+
+
+class IdentFilter:
+    """``ident_filter``: ``$Id$`` / ``$Id:...$`` -> ``$Id: <oid> $``, streaming.
+
+    git's state machine (``ident_filter_fn``), run as one regular expression
+    over each chunk (see ``_STREAM_IDENT`` for its rules) instead of byte by
+    byte. What it leaves undecided at the end of a chunk -- a ``$`` (or a
+    chain of ``$Id<x>``) whose fate depends on the next bytes, or a
+    ``$Id:...`` still waiting for its ``$`` or LF -- is carried to the next
+    chunk; at the end of the blob it is copied as it is, as git drains it.
+    """
+
+    __slots__ = ("_ident", "_carry", "_held")
+
+    def __init__(self, oid_hex: bytes) -> None:
+        self._ident = b"$Id: " + oid_hex + b" $"
+        self._carry = b""  # an undecided match: "$", "$I", "$Id", a chain...
+        self._held: list[bytes] | None = None  # "$Id:..." waiting for "$" or LF
+
+    def feed(self, chunk: bytes) -> bytes:
+        out: list[bytes] = []
+        if self._carry:
+            chunk = self._carry + chunk
+            self._carry = b""
+        self._scan(chunk, out, False)
+        return b"".join(out)
+
+    def finish(self) -> bytes:
+        out: list[bytes] = []
+        if self._held is not None:
+            out.extend(self._held)
+            self._held = None
+        if self._carry:
+            carry, self._carry = self._carry, b""
+            self._scan(carry, out, True)
+        return b"".join(out)
+
+    def _scan(self, buf: bytes, out: list[bytes], final: bool) -> None:
+        n = len(buf)
+        pos = 0
+        ident = self._ident
+        held = self._held
+        if held is not None:  # IDENT_SKIPPING from the last chunk: up to "$" or LF
+            d = buf.find(b"$")
+            nl = buf.find(b"\n", 0, d if d != -1 else n)
+            if nl != -1:
+                held.append(buf[: nl + 1])
+                out.extend(held)
+                pos = nl + 1
+            elif d == -1:
+                held.append(buf)
+                return
+            else:
+                held.append(buf[: d + 1])
+                left = b"".join(held)
+                out.append(left if is_foreign_ident(left) else ident)
+                pos = d + 1
+            self._held = None
+        emit = pos  # buf[emit:] is not written out yet
+        for m in _STREAM_IDENT.finditer(buf, pos):
+            kind = m.lastgroup
+            if kind is None:
+                continue  # a "$" that swallows the next "$": copied as it is
+            if kind == "exp":
+                end = m.end()
+                out.append(buf[emit : end - 4])  # a chain before "$Id$" stays
+                out.append(ident)
+                emit = end
+            elif kind == "close":
+                if not is_foreign_ident(m.group()):
+                    out.append(buf[emit : m.start()])
+                    out.append(ident)
+                    emit = m.end()
+            elif not final:  # "hold" or "end": unfinished at the end of buf
+                start = m.start()
+                out.append(buf[emit:start])
+                if kind == "hold":
+                    self._held = [buf[start:]]
+                else:
+                    self._carry = buf[start:]
+                return
+        out.append(buf[emit:])
+
+
+# ident_filter_fn's state machine, as matches at the "$"s where it matters;
+# text between matches is copied. A "$" starts a match attempt; then
+# - the byte that breaks "$Id" is consumed with it: it matters only when it is
+#   a "$", which then starts nothing ("$$Id$", "$I$Id$" stay as they are);
+#   after "$Id" and a NUL (git compares with its string's terminator) one more
+#   byte is consumed, again only a "$" matters;
+# - "$Id<x>" leaves the filter in state 0 without draining what it holds, so
+#   a "$" right after it starts a match that keeps holding it: a chain
+#   "$Id<x>$Id<y>..." goes with whatever ends it; before "$Id$" it is copied,
+#   but "$Id $Id: ...$" is expanded whole (git cuts what it holds to "$Id");
+# - "$Id$" is expanded ("exp");
+# - "$Id:" holds up to "$" ("close": expanded unless foreign) or LF (then all
+#   is copied, so it needs no match);
+# - at the end of the buffer a match may be unfinished ("hold", "end").
+# The pattern starts with a literal "$" (so the regex engine can skip to the
+# next one fast); the chain is possessive and a chain that ends in nothing
+# of the above is matched (and copied) whole, so no text is scanned twice.
+_STREAM_IDENT = re.compile(
+    rb"""
+    \$(?:Id[^:$\x00]\$)*+
+    (?:
+        Id(?P<exp>\$)
+      | Id:(?P<hold>[^$\n]*)(?:(?P<close>\$)|\Z)
+      | (?:I|Id\x00)?\$
+      | (?P<end>(?:I(?:d(?:\x00|[^:$\x00])?)?)?\Z)
+      | (?<=Id[^:$\x00]\$)
+    )""",
+    re.S | re.X,
+)
+
+
+class CascadeFilter:
+    """``cascade_filter``: the output of one filter fed to another."""
+
+    __slots__ = ("one", "two")
+
+    def __init__(self, one, two) -> None:
+        self.one = one
+        self.two = two
+
+    def feed(self, chunk: bytes) -> bytes:
+        return self.two.feed(self.one.feed(chunk))
+
+    def finish(self) -> bytes:
+        return self.two.feed(self.one.finish()) + self.two.finish()
+
+
+def get_stream_filter(crlf_action: int, ident: int, encoding: bytes | None, oid: bytes, eol: EolConfig):
+    """``get_stream_filter_ca``: the filter for a streamable item, else None.
+
+    None means the item must be converted in core
+    (:func:`convert_to_working_tree`); :data:`NULL_FILTER` means its bytes
+    are written unchanged. ``oid`` is the raw object id (for ident).
+    """
+    if classify_conv_attrs(crlf_action, encoding) != CA_CLASS_STREAMABLE:
+        return None
+    crlf = crlf_action not in PLAIN_ACTIONS and output_eol(crlf_action, eol) == EOL_CRLF
+    if ident:
+        one = IdentFilter(oid.hex().encode())
+        return CascadeFilter(one, LfToCrlfFilter()) if crlf else one
+    return LfToCrlfFilter() if crlf else NULL_FILTER
+
+
+def apply_filter(filt, data: bytes) -> bytes:
+    """Run a whole (small) blob through a stream filter."""
+    if filt is NULL_FILTER:
+        return data
+    return filt.feed(data) + filt.finish()
+
+
+# ---------------------------------------------------------------------------
+# working-tree-encoding
 
 
 class EncodingError(Exception):
     """git's ``failed to encode '<path>' from UTF-8 to <enc>``."""
 
 
+def _same_utf_encoding(a: str, b: str) -> bool:
+    """``same_utf_encoding``: both start with "utf" and match after an optional "-"."""
+    if a[:3].lower() != "utf" or b[:3].lower() != "utf":
+        return False
+    a, b = a[3:], b[3:]
+    if a.startswith("-"):
+        a = a[1:]
+    if b.startswith("-"):
+        b = b[1:]
+    return a.lower() == b.lower()
+
+
+def _fallback_encoding(name: str) -> str:
+    """``fallback_encoding``: git's second try when iconv_open fails."""
+    if _same_utf_encoding("utf-8", name):
+        return "UTF-8"
+    if name.lower() == "latin-1":
+        return "ISO-8859-1"
+    return name
+
+
+_GLIBC_NAME_CHARS = re.compile(r"[^A-Za-z0-9_\-.,:]")
+_ICONV_TABLE: dict[str, str] | None = None
+
+
+def _iconv_table() -> dict[str, str]:
+    global _ICONV_TABLE
+    if _ICONV_TABLE is None:
+        from .iconv_names import ICONV_CODECS
+
+        table = {}
+        for codec, names in ICONV_CODECS.items():
+            for name in names.split():
+                table[name] = codec
+        _ICONV_TABLE = table
+    return _ICONV_TABLE
+
+
+def glibc_charset(name: str) -> tuple[str | None, bool, bool]:
+    """How glibc's ``iconv_open`` reads a "to" code: (charset, translit, ignore).
+
+    ``gconv_parse_code``: trailing blanks, ',' and '/' go; while the code has
+    two or more '/', the suffix from its last '/' or ',' is read (TRANSLIT,
+    IGNORE, or ignored) and dropped. ``strip`` then keeps letters
+    (upper-cased), digits, ``_-.,:`` and up to two '/'. The result names a
+    conversion only when nothing but slashes follows the charset
+    ("UTF-16//X" opens, "UTF-16/X" does not); charset None: it cannot.
+    """
+    translit = ignore = False
+    code = name
+    while True:
+        code = code.rstrip(" \t\n\r\v\f,/")
+        if code.count("/") <= 1:
+            break
+        cut = max(code.rfind("/"), code.rfind(","))
+        suffix = code[cut:].upper()
+        if suffix in ("/TRANSLIT", ",TRANSLIT"):
+            translit = True
+        elif suffix in ("/IGNORE", ",IGNORE"):
+            ignore = True
+        code = code[: cut + 1]
+    parts = code.split("/", 3)[:3]  # strip() stops at the third '/'
+    charset = _GLIBC_NAME_CHARS.sub("", parts[0]).upper()
+    if any(_GLIBC_NAME_CHARS.sub("", p) for p in parts[1:]):
+        return None, translit, ignore
+    return charset, translit, ignore
+
+
+def _ucs2(byteorder: str):
+    codec = "utf-16-le" if byteorder == "le" else "utf-16-be"
+
+    def encode(text: str) -> bytes:
+        # glibc's UCS-2 has no surrogate pairs: anything past the BMP fails.
+        if text and max(text) > "\uffff":
+            raise UnicodeEncodeError("ucs-2", text, 0, 1, "beyond the BMP")
+        return text.encode(codec)
+
+    return encode
+
+
+def _ucs2_bom(text: str) -> bytes:
+    """glibc's UNICODE: a BOM, then UCS-2 in this machine's byte order."""
+    return (codecs.BOM_UTF16_LE if sys.byteorder == "little" else codecs.BOM_UTF16_BE) + _SPECIAL_CODECS[
+        "x-ucs-2-le" if sys.byteorder == "little" else "x-ucs-2-be"
+    ](text)
+
+
+# Encoders for glibc charsets Python has no codec for (iconv_names refers to them).
+_SPECIAL_CODECS = {
+    "x-ucs-2-le": _ucs2("le"),
+    "x-ucs-2-be": _ucs2("be"),
+    "x-ucs-2-bom": _ucs2_bom,
+}
+
+
+def python_encoder(codec: str):
+    """A callable str -> bytes that writes ``codec`` as git's iconv call does.
+
+    git calls ``iconv()`` once and never flushes it, so a stateful encoding
+    (ISO-2022-*, ...) does not return to its initial state at the end: the
+    incremental encoder with ``final=False`` does the same.
+    """
+    special = _SPECIAL_CODECS.get(codec)
+    if special is not None:
+        return special
+
+    def encode(text: str) -> bytes:
+        return codecs.getincrementalencoder(codec)("strict").encode(text, False)
+
+    return encode
+
+
+class _LibcIconv:
+    """The C library's ``iconv``, called as git's ``reencode_string_iconv`` does.
+
+    For charsets :mod:`.iconv_names` has no verified Python codec for: one
+    ``iconv()`` call over the whole input, output grown on E2BIG, never
+    flushed; any other error is a failure.
+    """
+
+    def __init__(self) -> None:
+        import ctypes
+        import ctypes.util
+
+        self.ctypes = ctypes
+        libname = ctypes.util.find_library("c")
+        lib = ctypes.CDLL(libname, use_errno=True)
+        lib.iconv_open.restype = ctypes.c_void_p
+        lib.iconv_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.iconv.restype = ctypes.c_size_t
+        pp = ctypes.POINTER(ctypes.c_char_p)
+        sp = ctypes.POINTER(ctypes.c_size_t)
+        lib.iconv.argtypes = [ctypes.c_void_p, pp, sp, pp, sp]
+        lib.iconv_close.argtypes = [ctypes.c_void_p]
+        self.lib = lib
+        self.fail = ctypes.c_size_t(-1).value
+
+    def open(self, to: bytes):
+        cd = self.lib.iconv_open(to, b"UTF-8")
+        return None if cd is None or cd == self.fail else cd
+
+    def convert(self, cd, data: bytes) -> bytes | None:
+        import errno
+
+        ct = self.ctypes
+        outalloc = len(data) + 1
+        out = ct.create_string_buffer(outalloc)
+        inp = ct.c_char_p(data)
+        insz = ct.c_size_t(len(data))
+        done = 0
+        while True:
+            outp = ct.c_char_p(ct.addressof(out) + done)
+            outsz = ct.c_size_t(outalloc - done - 1)
+            r = self.lib.iconv(cd, ct.byref(inp), ct.byref(insz), ct.byref(outp), ct.byref(outsz))
+            done = outalloc - 1 - outsz.value
+            if r != self.fail:
+                return out.raw[:done]
+            if ct.get_errno() != errno.E2BIG:
+                return None
+            outalloc = done + insz.value * 2 + 32
+            grown = ct.create_string_buffer(outalloc)
+            ct.memmove(grown, out, done)
+            out = grown
+
+    def close(self, cd) -> None:
+        self.lib.iconv_close(cd)
+
+
+_LIBC_ICONV: _LibcIconv | None | bool = False
+
+
+def _libc_iconv() -> _LibcIconv | None:
+    global _LIBC_ICONV
+    if _LIBC_ICONV is False:
+        try:
+            _LIBC_ICONV = _LibcIconv()
+        except (ImportError, OSError, AttributeError, TypeError):
+            _LIBC_ICONV = None
+    return _LIBC_ICONV  # type: ignore[return-value]
+
+
+def _python_reencoder(bom: bytes, codec: str, iconv_name: bytes):
+    """UTF-8 -> ``codec`` with Python, for input Python reads as glibc does.
+
+    Input that is not strict UTF-8 goes to the C library's iconv under
+    ``iconv_name``: glibc's decoder has its own rules there (it reads 4-byte
+    forms up to U+1FFFFF, which its UCS-4 writes; //IGNORE skips bytes).
+    """
+    encode = python_encoder(codec)
+
+    def reencode(src: bytes) -> bytes | None:
+        try:
+            text = src.decode("utf-8")
+        except UnicodeDecodeError:
+            iconv = _libc_iconv()
+            if iconv is None:
+                return None
+            out = _libc_reencoder(iconv, iconv_name)(src)
+            return None if out is None else bom + out
+        try:
+            return bom + encode(text)
+        except (UnicodeError, ValueError):
+            return None
+
+    return reencode
+
+
+def _libc_reencoder(iconv: _LibcIconv, to: bytes):
+    def reencode(src: bytes) -> bytes | None:
+        cd = iconv.open(to)
+        if cd is None:
+            return None
+        try:
+            return iconv.convert(cd, src)
+        finally:
+            iconv.close(cd)
+
+    return reencode
+
+
+_REENCODERS: dict[bytes, object] = {}
+
+
+def reencoder(encoding: bytes):
+    """``reencode_string_len`` from UTF-8 to ``encoding``: a callable bytes ->
+    bytes (None when the conversion fails), or None when iconv would not open.
+
+    ``UTF-16LE-BOM`` / ``UTF-16BE-BOM`` (in any of git's spellings) are git's
+    own: the BOM, then UTF-16LE / UTF-16BE. Anything else is iconv's: the
+    Python codec :mod:`.iconv_names` verified for glibc's name, else (and for
+    names with //TRANSLIT or //IGNORE, whose effects depend on glibc and the
+    locale) the C library's iconv itself; then the same for git's
+    ``fallback_encoding``.
+    """
+    if encoding in _REENCODERS:
+        return _REENCODERS[encoding]
+    name = encoding.decode("utf-8", "surrogateescape")
+    found = None
+    if _same_utf_encoding("UTF-16LE-BOM", name):
+        found = _python_reencoder(codecs.BOM_UTF16_LE, "utf-16-le", b"UTF-16LE")
+    elif _same_utf_encoding("UTF-16BE-BOM", name):
+        found = _python_reencoder(codecs.BOM_UTF16_BE, "utf-16-be", b"UTF-16BE")
+    else:
+        table = _iconv_table()
+        for candidate in dict.fromkeys((name, _fallback_encoding(name))):
+            raw = candidate.encode("utf-8", "surrogateescape")
+            charset, translit, ignore = glibc_charset(candidate)
+            codec = table.get(charset) if charset and not (translit or ignore) else None
+            if codec is not None:
+                found = _python_reencoder(b"", codec, raw)
+                break
+            iconv = _libc_iconv()
+            if iconv is not None:
+                cd = iconv.open(raw)
+                if cd is not None:
+                    iconv.close(cd)
+                    found = _libc_reencoder(iconv, raw)
+                    break
+    if len(_REENCODERS) < 64:
+        _REENCODERS[encoding] = found
+    return found
+
+
 def encode_to_worktree(src: bytes, encoding: bytes, path: bytes) -> bytes:
     """``encode_to_worktree``: re-encode UTF-8 content to ``encoding``.
 
     Raises :class:`EncodingError` with git's message when iconv would fail
-    (unknown encoding, invalid UTF-8, unencodable character); the caller then
-    writes the content unconverted, as git does.
+    (unknown encoding, invalid UTF-8, a character the encoding lacks); the
+    caller then writes the content unconverted, as git does. Empty content
+    is returned as is.
     """
     if not src:
         return src
-    name = encoding.decode("ascii", "replace")
-    try:
-        text = src.decode("utf-8")
-        special = _BOM_ENCODINGS.get(name.upper())
-        if special:
-            return special[1] + text.encode(special[0])
-        return text.encode(name)
-    except (LookupError, UnicodeError, ValueError):
+    encoding = encoding.split(b"\0", 1)[0]  # git hands iconv a C string
+    reencode = reencoder(encoding)
+    out = reencode(src) if reencode is not None else None
+    if out is None:
+        name = encoding.decode("utf-8", "surrogateescape")
         raise EncodingError(
-            f"failed to encode '{path.decode('utf-8', 'replace')}' from UTF-8 to {name}"
-        ) from None
+            f"failed to encode '{path.decode('utf-8', 'surrogateescape')}' from UTF-8 to {name}"
+        )
+    return out
 
 
 def convert_to_working_tree(
@@ -227,7 +752,11 @@ def convert_to_working_tree(
     eol: EolConfig,
     on_error=None,
 ) -> bytes:
-    """``convert_to_working_tree_ca`` without filters: ident, eol, encoding."""
+    """``convert_to_working_tree_ca`` in core, without filters: ident, eol, encoding.
+
+    For items :func:`get_stream_filter` returns None for; ``on_error`` gets
+    the message of a failed re-encoding (the content stays unconverted).
+    """
     if ident:
         src = ident_to_worktree(src, oid_hex)
     src = crlf_to_worktree(src, crlf_action, eol)
@@ -238,3 +767,22 @@ def convert_to_working_tree(
             if on_error is not None:
                 on_error(str(e))
     return src
+
+
+def convert_blob_to_worktree(
+    src: bytes,
+    crlf_action: int,
+    ident: int,
+    encoding: bytes | None,
+    oid: bytes,
+    path: bytes,
+    eol: EolConfig,
+    on_error=None,
+) -> bytes:
+    """The bytes git's checkout writes for blob ``src`` (no filter driver):
+    through the stream filters when the item is streamable, in core otherwise
+    (``write_pc_item_to_fd`` and ``write_entry`` choose the same way)."""
+    filt = get_stream_filter(crlf_action, ident, encoding, oid, eol)
+    if filt is not None:
+        return apply_filter(filt, src)
+    return convert_to_working_tree(src, crlf_action, ident, encoding, oid.hex().encode(), path, eol, on_error)

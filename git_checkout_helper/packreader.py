@@ -56,6 +56,50 @@ class PackReader:
         """(type number, content) of ``oid``; KeyError when this pack lacks it."""
         return self._object_at(self._offset_of(oid), 0)
 
+    def get_raw_or_stream(self, oid: bytes, limit: int):
+        """``get_raw``, except that a non-delta entry of more than ``limit``
+        bytes comes back as ``(type, (size, chunks))``: an iterator inflating
+        it a bounded piece at a time (``packfile.c``'s pack_non_delta stream).
+        Deltas are read whole: their base must be in memory anyway."""
+        offset = self._offset_of(oid)
+        m = self._map
+        pos = offset
+        c = m[pos]
+        type_num = (c >> 4) & 7
+        size = c & 15
+        shift = 4
+        while c & 0x80:
+            pos += 1
+            c = m[pos]
+            size |= (c & 0x7F) << shift
+            shift += 7
+        if type_num < OBJ_OFS_DELTA and size > limit:
+            return type_num, (size, self._inflate_iter(pos + 1, size))
+        return self._object_at(offset, 0)
+
+    def _inflate_iter(self, pos: int, size: int, piece: int = 1 << 20):
+        """Inflate ``size`` bytes at ``pos`` in pieces of at most ``piece`` bytes."""
+        mv = self._mv
+        end = len(mv)
+        d = zlib.decompressobj()
+        done = 0
+        while not d.eof:
+            if d.unconsumed_tail:
+                out = d.decompress(d.unconsumed_tail, piece)
+            else:
+                if pos >= end:
+                    raise ValueError("truncated pack entry")
+                chunk = mv[pos : pos + piece]
+                pos += len(chunk)
+                out = d.decompress(chunk, piece)
+            if out:
+                done += len(out)
+                if done > size:
+                    raise ValueError("pack entry size mismatch")
+                yield out
+        if done != size:
+            raise ValueError("pack entry size mismatch")
+
     def _inflate(self, pos: int, size: int) -> bytes:
         mv = self._mv
         d = zlib.decompressobj()

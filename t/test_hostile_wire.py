@@ -275,7 +275,7 @@ def test_sha256_id_in_a_sha1_repository_fails_the_item(repo):
     assert err.startswith("error: cannot read object ") and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("enc", [b"\xff\xfe", b"x\nfatal: forged", b"rot13", b"no-such\tcharset"])
+@pytest.mark.parametrize("enc", [b"\xff\xfeX", b"x\nfatal: forged", b"rot13", b"no-such\tcharset"])
 def test_bad_encoding_names_write_unconverted_with_one_error_line(repo, enc):
     """git: "failed to encode", content written unconverted, WRITTEN."""
     oid = repo[2]
