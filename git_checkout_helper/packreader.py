@@ -62,19 +62,9 @@ class PackReader:
         it a bounded piece at a time (``packfile.c``'s pack_non_delta stream).
         Deltas are read whole: their base must be in memory anyway."""
         offset = self._offset_of(oid)
-        m = self._map
-        pos = offset
-        c = m[pos]
-        type_num = (c >> 4) & 7
-        size = c & 15
-        shift = 4
-        while c & 0x80:
-            pos += 1
-            c = m[pos]
-            size |= (c & 0x7F) << shift
-            shift += 7
+        type_num, size, pos = self._entry_header(offset)
         if type_num < OBJ_OFS_DELTA and size > limit:
-            return type_num, (size, self._inflate_iter(pos + 1, size))
+            return type_num, (size, self._inflate_iter(pos, size))
         return self._object_at(offset, 0)
 
     def _inflate_iter(self, pos: int, size: int, piece: int = 1 << 20):
@@ -99,6 +89,21 @@ class PackReader:
                 yield out
         if done != size:
             raise ValueError("pack entry size mismatch")
+
+    def _entry_header(self, offset: int) -> tuple[int, int, int]:
+        """``unpack_object_header_buffer``: (type, inflated size, data offset)."""
+        m = self._map
+        pos = offset
+        c = m[pos]
+        type_num = (c >> 4) & 7
+        size = c & 15
+        shift = 4
+        while c & 0x80:
+            pos += 1
+            c = m[pos]
+            size |= (c & 0x7F) << shift
+            shift += 7
+        return type_num, size, pos + 1
 
     def _inflate(self, pos: int, size: int) -> bytes:
         mv = self._mv
@@ -129,17 +134,7 @@ class PackReader:
         if depth > MAX_DELTA_DEPTH:
             raise ValueError("delta chain too long")
         m = self._map
-        pos = offset
-        c = m[pos]
-        type_num = (c >> 4) & 7
-        size = c & 15
-        shift = 4
-        while c & 0x80:
-            pos += 1
-            c = m[pos]
-            size |= (c & 0x7F) << shift
-            shift += 7
-        pos += 1
+        type_num, size, pos = self._entry_header(offset)
         if type_num < OBJ_OFS_DELTA:
             return type_num, self._inflate(pos, size)
         if type_num == OBJ_OFS_DELTA:

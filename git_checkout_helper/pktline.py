@@ -61,6 +61,22 @@ def pkt_line(data: bytes | None) -> bytes:
     return b"%04x" % (n + 4) + data
 
 
+def packet_length(head: bytes) -> int:
+    """``packet_length``: the length a 4-byte header announces, checked.
+
+    0, 1 and 2 are the special packets; 3 and anything over
+    ``LARGE_PACKET_MAX`` are errors, as are non-hex digits.
+    """
+    if not _HEX.issuperset(head):
+        raise PktLineError(f"protocol error: bad line length character: {head.decode('latin-1')!r}")
+    size = int(head, 16)
+    if size == 3:
+        raise PktLineError("protocol error: bad line length 3")
+    if size > LARGE_PACKET_MAX:
+        raise PktLineError(f"protocol error: bad line length {size}")
+    return size
+
+
 class PktReader:
     """Buffered pkt-line reader over a file descriptor.
 
@@ -105,19 +121,10 @@ class PktReader:
                     raise PktLineError("protocol error: end of input inside a pkt-line header")
                 return None
             buf, pos = self._buf, self._pos
-        head = buf[pos : pos + 4]
-        if not _HEX.issuperset(head):
-            raise PktLineError(
-                f"protocol error: bad line length character: {head.decode('latin-1')!r}"
-            )
-        size = int(head, 16)
+        size = packet_length(buf[pos : pos + 4])
         if size < 4:
-            if size == 3:
-                raise PktLineError("protocol error: bad line length 3")
             self._pos = pos + 4
             return size  # FLUSH, DELIM or RESPONSE_END
-        if size > LARGE_PACKET_MAX:
-            raise PktLineError(f"protocol error: bad line length {size}")
         end = pos + size
         if end > len(buf):
             if not self._fill(size):
@@ -155,20 +162,11 @@ class PktParser:
         pos = 0
         n = len(buf)
         while n - pos >= 4:
-            head = buf[pos : pos + 4]
-            if not _HEX.issuperset(head):
-                raise PktLineError(
-                    f"protocol error: bad line length character: {head.decode('latin-1')!r}"
-                )
-            size = int(head, 16)
+            size = packet_length(buf[pos : pos + 4])
             if size < 4:
-                if size == 3:
-                    raise PktLineError("protocol error: bad line length 3")
                 out.append(size)
                 pos += 4
                 continue
-            if size > LARGE_PACKET_MAX:
-                raise PktLineError(f"protocol error: bad line length {size}")
             if n - pos < size:
                 break
             out.append(buf[pos + 4 : pos + size])

@@ -99,8 +99,9 @@ def _build(name: str, fields: tuple[tuple[str, int, str], ...], size: int) -> st
     return st
 
 
-class RequestLayout:
-    """One dialect of ``struct pc_item_fixed_portion``."""
+class Layout:
+    """A C struct as a table of (field, offset, struct code), with its
+    precompiled :class:`struct.Struct`."""
 
     def __init__(self, name: str, fields: tuple[tuple[str, int, str], ...], size: int):
         self.name = name
@@ -108,6 +109,10 @@ class RequestLayout:
         self.size = size
         self.struct = _build(name, fields, size)
         self.names = tuple(f[0] for f in fields)
+
+
+class RequestLayout(Layout):
+    """One dialect of ``struct pc_item_fixed_portion``."""
 
 
 REQUEST_LAYOUTS: dict[str, RequestLayout] = {
@@ -147,19 +152,14 @@ RESULT_BASE = _build(
 )
 
 
-class StatLayout:
-    """The native ``struct stat`` of one platform, as a table."""
+class StatLayout(Layout):
+    """The native ``struct stat`` of one platform; ``result`` packs a whole
+    WRITTEN ``struct pc_item_result`` (base, then the stat) in one call."""
 
     def __init__(self, name: str, fields: tuple[tuple[str, int, str], ...], size: int):
-        self.name = name
-        self.fields = fields
-        self.size = size
-        self.struct = _build(name, fields, size)
-        self.names = tuple(f[0] for f in fields)
+        super().__init__(name, fields, size)
         self.result = struct.Struct(RESULT_BASE.format + self.struct.format[1:])
 
-
-_TIMES = ("atime", "mtime", "ctime")
 
 STAT_LAYOUTS: dict[str, StatLayout] = {
     # glibc x86_64 <bits/struct_stat.h>: nlink is 64-bit and comes third.
