@@ -66,10 +66,37 @@ def available() -> str | None:
     return None
 
 
-def _make_operations(root: str, latency: float):
+def _fold_case_resolver(root: str):
+    """Case-insensitive, case-preserving lookups (as on macOS and Windows):
+    each component that does not exist as spelled is matched against its
+    directory's entries by ``casefold``; a new name keeps its spelling."""
+
+    def resolve(path: str) -> str:
+        cur = root
+        for comp in path.split("/"):
+            if not comp:
+                continue
+            cand = cur + "/" + comp
+            if not os.path.lexists(cand):
+                low = comp.casefold()
+                try:
+                    for name in os.listdir(cur):
+                        if name.casefold() == low:
+                            cand = cur + "/" + name
+                            break
+                except OSError:
+                    pass
+            cur = cand
+        return cur
+
+    return resolve
+
+
+def _make_operations(root: str, latency: float, fold_case: bool = False):
     from fuse import FuseOSError, Operations
 
     sleep = time.sleep
+    resolve = _fold_case_resolver(root) if fold_case else (lambda path: root + path)
 
     class LatencyFS(Operations):
         use_ns = True
@@ -87,10 +114,10 @@ def _make_operations(root: str, latency: float):
 
         @staticmethod
         def _p(path: str) -> str:
-            return root + path
+            return resolve(path)
 
         def getattr(self, path, fh=None):
-            st = os.fstat(fh.fh) if fh else os.lstat(root + path)
+            st = os.fstat(fh.fh) if fh else os.lstat(resolve(path))
             return {
                 "st_mode": st.st_mode, "st_ino": st.st_ino, "st_nlink": st.st_nlink,
                 "st_uid": st.st_uid, "st_gid": st.st_gid, "st_size": st.st_size,
@@ -99,54 +126,54 @@ def _make_operations(root: str, latency: float):
             }
 
         def readdir(self, path, fh):
-            return [".", "..", *os.listdir(root + path)]
+            return [".", "..", *os.listdir(resolve(path))]
 
         def readlink(self, path):
-            return os.readlink(root + path)
+            return os.readlink(resolve(path))
 
         def mkdir(self, path, mode):
-            os.mkdir(root + path, mode)
+            os.mkdir(resolve(path), mode)
 
         def rmdir(self, path):
-            os.rmdir(root + path)
+            os.rmdir(resolve(path))
 
         def unlink(self, path):
-            os.unlink(root + path)
+            os.unlink(resolve(path))
 
         def symlink(self, target, source):  # fusepy: link at `target`, pointing to `source`
-            os.symlink(source, root + target)
+            os.symlink(source, resolve(target))
 
         def link(self, target, source):
-            os.link(root + source, root + target)
+            os.link(resolve(source), resolve(target))
 
         def rename(self, old, new):
-            os.rename(root + old, root + new)
+            os.rename(resolve(old), resolve(new))
 
         def chmod(self, path, mode):
-            os.chmod(root + path, mode)
+            os.chmod(resolve(path), mode)
 
         def chown(self, path, uid, gid):
-            os.lchown(root + path, uid, gid)
+            os.lchown(resolve(path), uid, gid)
 
         def mknod(self, path, mode, dev):
-            os.mknod(root + path, mode, dev)
+            os.mknod(resolve(path), mode, dev)
 
         def truncate(self, path, length, fh=None):
             if fh:
                 os.ftruncate(fh.fh, length)
             else:
-                os.truncate(root + path, length)
+                os.truncate(resolve(path), length)
 
         def utimens(self, path, times=None):
-            os.utime(root + path, ns=times, follow_symlinks=False) if times else \
-                os.utime(root + path, follow_symlinks=False)
+            os.utime(resolve(path), ns=times, follow_symlinks=False) if times else \
+                os.utime(resolve(path), follow_symlinks=False)
 
         def open(self, path, fi):
-            fi.fh = os.open(root + path, fi.flags)
+            fi.fh = os.open(resolve(path), fi.flags)
             return 0
 
         def create(self, path, mode, fi):
-            fi.fh = os.open(root + path, fi.flags | os.O_CREAT, mode)
+            fi.fh = os.open(resolve(path), fi.flags | os.O_CREAT, mode)
             return 0
 
         def read(self, path, size, offset, fi):
@@ -165,7 +192,7 @@ def _make_operations(root: str, latency: float):
             os.close(fi.fh)
 
         def statfs(self, path):
-            sv = os.statvfs(root + path)
+            sv = os.statvfs(resolve(path))
             return {k: getattr(sv, k) for k in (
                 "f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files",
                 "f_flag", "f_frsize", "f_namemax")}
@@ -173,7 +200,7 @@ def _make_operations(root: str, latency: float):
     return LatencyFS()
 
 
-def serve(root: str, mountpoint: str, latency_ms: float) -> None:
+def serve(root: str, mountpoint: str, latency_ms: float, fold_case: bool = False) -> None:
     """Mount and serve in the foreground until unmounted."""
     import warnings
 
@@ -182,7 +209,7 @@ def serve(root: str, mountpoint: str, latency_ms: float) -> None:
     warnings.simplefilter("ignore", DeprecationWarning)
     root = os.path.realpath(root).rstrip("/")
     FUSE(
-        _make_operations(root, latency_ms / 1000.0), mountpoint,
+        _make_operations(root, latency_ms / 1000.0, fold_case), mountpoint,
         foreground=True, nothreads=False, raw_fi=True,
         use_ino=True, big_writes=True, max_write=131072, max_read=131072, auto_cache=True,
         fsname="latencyfs", subtype="latencyfs",
@@ -198,7 +225,8 @@ def _unmount(mountpoint: str) -> None:
 
 
 @contextlib.contextmanager
-def mounted(root: str, mountpoint: str, latency_ms: float = 1.0, timeout: float = 15.0):
+def mounted(root: str, mountpoint: str, latency_ms: float = 1.0, timeout: float = 15.0,
+            fold_case: bool = False):
     """Mount ROOT at MOUNTPOINT with the latency for the duration of the block.
 
     Yields the daemon's :class:`subprocess.Popen` (its pid serves to read its
@@ -209,7 +237,7 @@ def mounted(root: str, mountpoint: str, latency_ms: float = 1.0, timeout: float 
     log = open(os.path.join(os.path.dirname(os.path.abspath(mountpoint)), "latencyfs.log"), "ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "git_checkout_helper.bench.latencyfs", "--latency-ms", str(latency_ms),
-         root, mountpoint],
+         *(["--fold-case"] if fold_case else []), root, mountpoint],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
     )
     try:
@@ -233,6 +261,7 @@ def mounted(root: str, mountpoint: str, latency_ms: float = 1.0, timeout: float 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="latencyfs", description=__doc__.split("\n\n")[0])
     ap.add_argument("--latency-ms", type=float, default=1.0)
+    ap.add_argument("--fold-case", action="store_true", help="case-insensitive lookups (collision tests)")
     ap.add_argument("root")
     ap.add_argument("mountpoint")
     a = ap.parse_args(argv)
@@ -240,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         sys.stderr.write(f"latencyfs: {why}\n")
         return 1
-    serve(a.root, a.mountpoint, a.latency_ms)
+    serve(a.root, a.mountpoint, a.latency_ms, a.fold_case)
     return 0
 
 
