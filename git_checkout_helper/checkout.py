@@ -122,6 +122,9 @@ class Checkout:
         self._attr_cache: dict = {}
         self.progress: Progress | None = None
         self.pool = None  # helpers started ahead of the queue
+        # Directories this checkout created: nothing can stand in the way of
+        # an entry in them until the queue runs (a collision is found then).
+        self._fresh_dirs: set[bytes] = set()
         self._warned_clamp = False
         self._made_dirs: set[bytes] = set()
 
@@ -303,7 +306,10 @@ class Checkout:
                         st = None
                     if st is None:
                         os.mkdir(full)
+                        self._fresh_dirs.add(part)
                     self._made_dirs.add(part)
+            if d in self._fresh_dirs:
+                return  # made by this checkout a moment ago: nothing of the user's is in it
         full = top + path
         try:
             st = os.lstat(full)
@@ -544,6 +550,10 @@ class Checkout:
                 self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
                 if not any(e.name.decode("utf-8", "replace") in m for m in self.errors):
                     self.error(f"unable to write file '{e.name.decode('utf-8', 'replace')}'")
+        # The helpers changed the tree since the directories were checked:
+        # every leading component of a collided item is looked at again.
+        self._made_dirs.clear()
+        self._fresh_dirs.clear()
         for i in collided:
             e = q.entries[i]
             self.report.collided.append(e.name.decode("utf-8", "surrogateescape"))
