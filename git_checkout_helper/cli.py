@@ -313,8 +313,6 @@ def checkout_main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
 
     def run():
-        import msgspec
-
         from .checkout import run_checkout, run_checkout_all, run_checkout_paths
         from .repository import Repository
 
@@ -340,14 +338,21 @@ def checkout_main(argv: list[str] | None = None) -> int:
                     sys.stderr.write(CHECKOUT_USAGE)
                     return 129
                 report = run_checkout(repo, rest[0], o, trace=trace)
-            if opts.get("verbose"):
-                sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+            _print_report(opts, report)
         finally:
             trace.close()
             repo.close()
         return 0
 
     return _run_coordinated(run)
+
+
+def _print_report(opts, report) -> None:
+    """``-v``: the checkout's report as one JSON line on stdout."""
+    if opts.get("verbose"):
+        import msgspec
+
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
 
 
 def clone_main(argv: list[str] | None = None) -> int:
@@ -364,8 +369,6 @@ def clone_main(argv: list[str] | None = None) -> int:
     env = dict(os.environ)
 
     def run():
-        import msgspec
-
         from .checkout import run_checkout
         from .clone import prepare_clone
         from .odb import discover
@@ -392,8 +395,7 @@ def clone_main(argv: list[str] | None = None) -> int:
             if o.quiet:
                 o.progress = False  # clone: verbose_update = !quiet, whatever --progress says
             report = run_checkout(repo, ref, o, trace=trace, clone=origin)
-            if opts.get("verbose"):
-                sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+            _print_report(opts, report)
         finally:
             trace.close()
             repo.close()
@@ -401,8 +403,3 @@ def clone_main(argv: list[str] | None = None) -> int:
 
     return _run_coordinated(run)
 
-
-def _default_dir(source: str) -> str:
-    from .clone import default_directory
-
-    return default_directory(source)
