@@ -46,11 +46,10 @@ class ConvertDriver:
 class ConvAttrs:
     """``struct conv_attrs``: what checkout needs to know about one path."""
 
-    __slots__ = ("crlf_action", "attr_action", "ident", "drv", "working_tree_encoding")
+    __slots__ = ("crlf_action", "ident", "drv", "working_tree_encoding")
 
-    def __init__(self, crlf_action, attr_action, ident, drv, working_tree_encoding):
+    def __init__(self, crlf_action, ident, drv, working_tree_encoding):
         self.crlf_action = crlf_action
-        self.attr_action = attr_action
         self.ident = ident
         self.drv = drv
         self.working_tree_encoding = working_tree_encoding
@@ -73,8 +72,8 @@ class ConvAttrs:
         return not (self.drv is not None and (self.drv.process or self.drv.smudge or self.drv.clean))
 
 
-class AttributeError_(Exception):
-    pass
+class AttributeValueError(Exception):
+    """An attribute value git dies on (``git_path_check_encoding``)."""
 
 
 def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
@@ -204,14 +203,13 @@ def convert_attrs(
             crlf = A.CRLF_TEXT_CRLF
     enc = attrs.get(b"working-tree-encoding")
     if enc is True or enc is False:
-        raise AttributeError_("true/false are no valid working-tree-encodings")
+        raise AttributeValueError("true/false are no valid working-tree-encodings")
     encoding = enc if isinstance(enc, bytes) and enc else None
-    attr_action = crlf
     if crlf == A.CRLF_TEXT:
         crlf = A.CRLF_TEXT_CRLF if eol.text_eol_is_crlf() else A.CRLF_TEXT_INPUT
     if crlf == A.CRLF_UNDEFINED:
         crlf = {"false": A.CRLF_BINARY, "true": A.CRLF_AUTO_CRLF, "input": A.CRLF_AUTO_INPUT}[eol.autocrlf]
-    return ConvAttrs(int(crlf), int(attr_action), ident, drv, encoding)
+    return ConvAttrs(int(crlf), ident, drv, encoding)
 
 
 def read_convert_drivers(config) -> dict[bytes, ConvertDriver]:

@@ -28,6 +28,7 @@ import stat as stat_mod
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from fnmatch import fnmatchcase
 from typing import TextIO
 
 import msgspec
@@ -109,7 +110,6 @@ class Checkout:
         self.err = err
         self.trace = trace
         self.top = os.fsencode(repo.worktree) + b"/"
-        self.base_dir = base_dir
         # Where files are written: the work tree, or checkout-index's --prefix.
         self.out_top = self.top + base_dir if base_dir and not base_dir.startswith(b"/") else (base_dir or self.top)
         self.eol = eol_config(repo.config)
@@ -539,10 +539,7 @@ class Checkout:
                 continue
             status, st = r
             if status == WRITTEN:
-                if isinstance(st, os.stat_result):
-                    e.fill_stat(st)
-                else:
-                    e.fill_stat_data(st)
+                e.fill_stat(st)
                 self.report.written += 1
             elif status == COLLIDED:
                 collided.append(i)
@@ -971,17 +968,25 @@ def _plan_of(entries: list[Entry]) -> Plan:
     return plan
 
 
-def match_pathspec(path: bytes, specs: list[bytes]) -> int:
-    """Which pathspec matches ``path`` (-1 for none): exact, leading directory,
+class Pathspec:
+    """Pathspecs prepared once, matched per path: exact, a leading directory,
     or a glob (``*`` crosses ``/``, as git's default pathspec magic does)."""
-    from fnmatch import fnmatchcase
 
-    for i, spec in enumerate(specs):
-        if not spec or spec == path or path.startswith(spec.rstrip(b"/") + b"/"):
-            return i
-        if any(c in spec for c in b"*?[") and fnmatchcase(path.decode("latin-1"), spec.decode("latin-1")):
-            return i
-    return -1
+    def __init__(self, specs: list[bytes]) -> None:
+        self._specs = [
+            (spec, spec.rstrip(b"/") + b"/",
+             spec.decode("latin-1") if any(c in spec for c in b"*?[") else None)
+            for spec in specs
+        ]
+
+    def match(self, path: bytes) -> int:
+        """Which pathspec matches ``path``, or -1."""
+        for i, (spec, prefix, glob) in enumerate(self._specs):
+            if not spec or spec == path or path.startswith(prefix):
+                return i
+            if glob is not None and fnmatchcase(path.decode("latin-1"), glob):
+                return i
+        return -1
 
 
 def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
@@ -1002,6 +1007,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             full = os.path.normpath(os.path.join(cwd_prefix, p)) if cwd_prefix not in ("", ".") else os.path.normpath(p)
             specs.append(b"" if full == "." else os.fsencode(full))
         matched = [False] * len(specs)
+        pathspec = Pathspec(specs)
         entries = dict(idx.entries)
         todo: list[Entry] = []
         added: set[bytes] = set()
@@ -1014,7 +1020,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             source = idx.entries
         co.setup_attributes(tree, idx.entries)
         for path in sorted(source):
-            i = match_pathspec(path, specs)
+            i = pathspec.match(path)
             if i < 0:
                 continue
             matched[i] = True

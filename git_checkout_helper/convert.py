@@ -36,6 +36,7 @@ has one verified against glibc for the name, else through the C library's
 from __future__ import annotations
 
 import codecs
+import errno
 import re
 import sys
 
@@ -600,8 +601,6 @@ class _LibcIconv:
         return None if cd is None or cd == self.fail else cd
 
     def convert(self, cd, data: bytes) -> bytes | None:
-        import errno
-
         ct = self.ctypes
         outalloc = len(data) + 1
         out = ct.create_string_buffer(outalloc)

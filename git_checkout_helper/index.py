@@ -42,6 +42,25 @@ CE_EXTENDED = 0x4000
 S_IFGITLINK = 0o160000
 
 
+_U32 = 0xFFFFFFFF
+
+
+def stat_data(st) -> tuple[int, ...]:
+    """``fill_stat_data``: the index's view of a stat, its fields cut to 32 bits.
+
+    (ctime s, ctime ns, mtime s, mtime ns, dev, ino, uid, gid, size), from an
+    ``os.stat_result`` or from a helper's :class:`wire.StatData`.
+    """
+    if isinstance(st, os.stat_result):
+        cs, cn = divmod(st.st_ctime_ns, 1_000_000_000)
+        ms, mn = divmod(st.st_mtime_ns, 1_000_000_000)
+        dev, ino, uid, gid, size = st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_size
+    else:
+        cs, cn, ms, mn = st.ctime_sec, st.ctime_nsec, st.mtime_sec, st.mtime_nsec
+        dev, ino, uid, gid, size = st.dev, st.ino, st.uid, st.gid, st.size
+    return (cs & _U32, cn, ms & _U32, mn, dev & _U32, ino & _U32, uid & _U32, gid & _U32, size & _U32)
+
+
 class Entry(msgspec.Struct, gc=False):
     """One stage-0 index entry (``struct cache_entry``), object id raw."""
 
@@ -62,43 +81,18 @@ class Entry(msgspec.Struct, gc=False):
     uptodate: bool = False  # CE_UPTODATE: in core only
 
     def fill_stat(self, st) -> None:
-        """``fill_stat_cache_info``: take stat data from ``os.stat_result``."""
-        c, m = st.st_ctime_ns, st.st_mtime_ns
-        self.ctime_s, self.ctime_ns = divmod(c, 1_000_000_000)
-        self.mtime_s, self.mtime_ns = divmod(m, 1_000_000_000)
-        self.dev = st.st_dev & 0xFFFFFFFF
-        self.ino = st.st_ino & 0xFFFFFFFF
-        self.uid = st.st_uid & 0xFFFFFFFF
-        self.gid = st.st_gid & 0xFFFFFFFF
-        self.size = st.st_size & 0xFFFFFFFF
-        self.uptodate = True
-
-    def fill_stat_data(self, sd) -> None:
-        """The same from a helper's :class:`wire.StatData`."""
-        self.ctime_s, self.ctime_ns = sd.ctime_sec & 0xFFFFFFFF, sd.ctime_nsec
-        self.mtime_s, self.mtime_ns = sd.mtime_sec & 0xFFFFFFFF, sd.mtime_nsec
-        self.dev = sd.dev & 0xFFFFFFFF
-        self.ino = sd.ino & 0xFFFFFFFF
-        self.uid = sd.uid & 0xFFFFFFFF
-        self.gid = sd.gid & 0xFFFFFFFF
-        self.size = sd.size & 0xFFFFFFFF
+        """``fill_stat_cache_info``, from an ``os.stat_result`` or a helper's
+        :class:`wire.StatData`; the entry is then up to date."""
+        (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns,
+         self.dev, self.ino, self.uid, self.gid, self.size) = stat_data(st)
         self.uptodate = True
 
     def stat_matches(self, st) -> bool:
-        """``ce_match_stat_basic`` for a regular file, symlink or gitlink."""
-        if self.mtime_s != (st.st_mtime_ns // 1_000_000_000) & 0xFFFFFFFF:
-            return False
-        if self.mtime_ns != st.st_mtime_ns % 1_000_000_000:
-            return False
-        if self.ctime_s != (st.st_ctime_ns // 1_000_000_000) & 0xFFFFFFFF:
-            return False
-        if self.ctime_ns != st.st_ctime_ns % 1_000_000_000:
-            return False
-        if self.ino != st.st_ino & 0xFFFFFFFF or self.size != st.st_size & 0xFFFFFFFF:
-            return False
-        if self.uid != st.st_uid & 0xFFFFFFFF or self.gid != st.st_gid & 0xFFFFFFFF:
-            return False
-        return True
+        """``ce_match_stat_basic`` for a regular file, symlink or gitlink
+        (every field but ``dev``, which git compares only with core.checkStat)."""
+        sd = stat_data(st)
+        return (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns) == sd[:4] and (
+            self.ino, self.uid, self.gid, self.size) == sd[5:]
 
     def same_object(self, other: Entry | None) -> bool:
         return other is not None and self.mode == other.mode and self.oid == other.oid

@@ -324,19 +324,8 @@ class ObjectDatabase:
 
 def _inflate_file(f, d, first: bytes, size: int) -> Iterator[bytes]:
     """The rest of a loose object, in pieces of at most ``STREAM_PIECE`` bytes."""
+    from .packreader import inflate_in_pieces
+
     with f:
-        done = len(first)
-        if first:
-            yield first
-        while not d.eof:
-            raw = d.unconsumed_tail or f.read(STREAM_PIECE)
-            if not raw:
-                raise ValueError("truncated loose object")
-            out = d.decompress(raw, STREAM_PIECE)
-            if out:
-                done += len(out)
-                if done > size:
-                    raise ValueError("loose object size mismatch")
-                yield out
-        if done != size:
-            raise ValueError("loose object size mismatch")
+        raw = iter(lambda: f.read(STREAM_PIECE), b"")
+        yield from inflate_in_pieces(d, raw, size, first, STREAM_PIECE)

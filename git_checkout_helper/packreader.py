@@ -17,6 +17,7 @@ import mmap
 import os
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
 
 from dulwich._pack import apply_delta
 
@@ -29,6 +30,29 @@ OBJ_REF_DELTA = 7
 DELTA_BASE_CACHE_LIMIT = 32 << 20
 #: Longest delta chain followed (git packs default to depth 50).
 MAX_DELTA_DEPTH = 10_000
+
+
+def inflate_in_pieces(d, raw: Iterator[bytes], size: int, first: bytes = b"",
+                      piece: int = 1 << 20) -> Iterator[bytes]:
+    """Inflate a zlib stream fed from ``raw`` (compressed chunks) with the
+    decompressor ``d``, yielding at most ``piece`` bytes at a time, and check
+    that it holds exactly ``size`` bytes (``first``: what ``d`` already gave).
+    Shared by pack entries (mmap slices) and loose objects (file reads)."""
+    done = len(first)
+    if first:
+        yield first
+    while not d.eof:
+        data = d.unconsumed_tail or next(raw, b"")
+        if not data:
+            raise ValueError("truncated object")
+        out = d.decompress(data, piece)
+        if out:
+            done += len(out)
+            if done > size:
+                raise ValueError("object size mismatch")
+            yield out
+    if done != size:
+        raise ValueError("object size mismatch")
 
 
 class PackReader:
@@ -70,25 +94,8 @@ class PackReader:
     def _inflate_iter(self, pos: int, size: int, piece: int = 1 << 20):
         """Inflate ``size`` bytes at ``pos`` in pieces of at most ``piece`` bytes."""
         mv = self._mv
-        end = len(mv)
-        d = zlib.decompressobj()
-        done = 0
-        while not d.eof:
-            if d.unconsumed_tail:
-                out = d.decompress(d.unconsumed_tail, piece)
-            else:
-                if pos >= end:
-                    raise ValueError("truncated pack entry")
-                chunk = mv[pos : pos + piece]
-                pos += len(chunk)
-                out = d.decompress(chunk, piece)
-            if out:
-                done += len(out)
-                if done > size:
-                    raise ValueError("pack entry size mismatch")
-                yield out
-        if done != size:
-            raise ValueError("pack entry size mismatch")
+        raw = (mv[p : p + piece] for p in range(pos, len(mv), piece))
+        return inflate_in_pieces(zlib.decompressobj(), raw, size, piece=piece)
 
     def _entry_header(self, offset: int) -> tuple[int, int, int]:
         """``unpack_object_header_buffer``: (type, inflated size, data offset)."""

@@ -70,13 +70,17 @@ class PlanError(Exception):
 class Plan:
     """The new index, and the work-tree changes that produce it."""
 
-    __slots__ = ("entries", "write", "remove", "carried")
+    __slots__ = ("entries", "write", "remove")
 
     def __init__(self) -> None:
         self.entries: dict[bytes, Entry] = {}  # the new index, stage 0
         self.write: list[Entry] = []  # entries whose files are (re)written
         self.remove: list[bytes] = []  # paths whose files are deleted
-        self.carried: set[bytes] = set()  # entries kept from the old index
+
+    @property
+    def carried(self) -> set[bytes]:
+        """Entries kept from the old index: in the new index, not rewritten."""
+        return self.entries.keys() - {e.name for e in self.write}
 
 
 def blob_hash(data: bytes, hash_name: str) -> bytes:
@@ -212,7 +216,6 @@ def plan_reset(
             st = wt.lstat(path)
             if st is not None and worktree_matches(cur, top + path, st, hash_name, to_worktree, racy_timestamp_ns):
                 plan.entries[path] = cur
-                plan.carried.add(path)
                 continue
         plan.entries[path] = e
         plan.write.append(e)
@@ -254,12 +257,10 @@ def plan_switch(
             # Unchanged between the commits: keep whatever the index has.
             if cur is not None:
                 plan.entries[path] = cur
-                plan.carried.add(path)
             continue
         te = _entry(path, t) if t is not None else None
         if cur is not None and te is not None and cur.same_object(te):
             plan.entries[path] = cur  # index already has the new version
-            plan.carried.add(path)
             continue
         index_is_head = (cur is None and h is None) or (
             cur is not None and h is not None and cur.mode == h[0] and cur.oid == h[1]

@@ -108,7 +108,6 @@ class Layout:
         self.fields = fields
         self.size = size
         self.struct = _build(name, fields, size)
-        self.names = tuple(f[0] for f in fields)
 
 
 class RequestLayout(Layout):

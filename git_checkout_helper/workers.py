@@ -33,7 +33,7 @@ from .wire import (
     decode_result,
 )
 
-__all__ = ["HelperPool", "run_helpers", "split_batches"]
+__all__ = ["HelperPool", "split_batches"]
 
 
 
@@ -255,24 +255,6 @@ class HelperPool:
                 h.error = f"checkout helper {h.index} exited with status {rc}"
             if h.error:
                 error(h.error)
-
-
-def run_helpers(
-    items: Sequence[PcItem],
-    num_workers: int,
-    argv: list[str],
-    *,
-    cwd: str,
-    env: dict[str, str] | None,
-    layout: RequestLayout,
-    stat_layout: StatLayout,
-    on_result: Callable[[PcItemResult], None],
-    trace=None,
-    error: Callable[[str], None] = lambda m: None,
-) -> list[PcItemResult | None]:
-    """Start ``num_workers`` helpers and write ``items`` with them (git's way)."""
-    pool = HelperPool(argv, min(num_workers, len(items)), cwd=cwd, env=env, trace=trace)
-    return pool.run(items, layout=layout, stat_layout=stat_layout, on_result=on_result, error=error)
 
 
 def _gather(sel, helpers, results, stat_layout, on_result) -> None:
