@@ -259,6 +259,7 @@ def _run_coordinated(fn) -> int:
     """Map the coordinator's exceptions to git's messages and exit codes."""
     import signal
 
+    from .attributes import AttributeValueError
     from .checkout import CheckoutError
     from .clone import CloneError
     from .config import ConfigError
@@ -282,7 +283,7 @@ def _run_coordinated(fn) -> int:
         return 1
     except (IndexLockedError, IndexWriteError) as e:
         return _die(str(e))
-    except (NotAGitRepository, ConfigError, CloneError) as e:
+    except (NotAGitRepository, ConfigError, CloneError, AttributeValueError) as e:
         return _die(str(e), getattr(e, "code", 128))
     except RevisionError as e:
         sys.stderr.write(f"error: {e}\n")

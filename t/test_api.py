@@ -223,6 +223,23 @@ def test_api_unknown_revision_is_a_checkout_error(src, tmp_path):
     assert_clean(ours)
 
 
+def test_valueless_working_tree_encoding_is_fatal_like_git(src, tmp_path):
+    """``working-tree-encoding`` set without a value: git dies with one line and
+    128 (git_path_check_encoding); so must we, with nothing written."""
+    ours, theirs = twins(src, tmp_path, "wte")
+    results = []
+    for top, argv in ((ours, [sys.executable, "-m", "git_checkout_helper", "parallel-checkout"]),
+                      (theirs, ["git", "checkout"])):
+        name = git("ls-files", cwd=top).split()[0]
+        (top / ".gitattributes").write_text("* working-tree-encoding\n")
+        os.unlink(top / name)
+        res = subprocess.run([*argv, "--", name], cwd=top, capture_output=True, text=True)
+        results.append((res.returncode, res.stderr))
+        assert not (top / name).exists()
+    assert results[0] == results[1]
+    assert results[0] == (128, "fatal: true/false are no valid working-tree-encodings\n")
+
+
 # --- the planner ------------------------------------------------------------
 
 
