@@ -36,7 +36,7 @@ import msgspec
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from .config import eol_config, online_cpus, parallel_checkout_configs
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
-from .entry import CheckoutState, show_path, write_pc_item
+from .entry import CheckoutState, show_path, write_in_full, write_pc_item
 from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
@@ -348,9 +348,7 @@ class Checkout:
                 fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                              0o777 if e.mode & 0o100 else 0o666)
                 try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
+                    write_in_full(fd, data)
                 except OSError:
                     os.close(fd)
                     os.unlink(full)

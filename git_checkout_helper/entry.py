@@ -252,17 +252,17 @@ def _write_blob(fd: int, item: PcItem, name: bytes, path: bytes, state: Checkout
         raise
     try:
         if filt is None:
-            _write_in_full(fd, convert_to_working_tree(
+            write_in_full(fd, convert_to_working_tree(
                 blob, item.crlf_action, item.ident, item.working_tree_encoding,
                 item.oid.hex().encode(), name, state.eol, state.error,
             ))
         elif type(blob) is not BlobStream:
-            _write_in_full(fd, blob if filt is NULL_FILTER else apply_filter(filt, blob))
+            write_in_full(fd, blob if filt is NULL_FILTER else apply_filter(filt, blob))
         else:
             try:
                 for piece in blob:
-                    _write_in_full(fd, filt.feed(piece))
-                _write_in_full(fd, filt.finish())
+                    write_in_full(fd, filt.feed(piece))
+                write_in_full(fd, filt.finish())
             except MissingObject:
                 state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
                 raise
@@ -271,8 +271,9 @@ def _write_blob(fd: int, item: PcItem, name: bytes, path: bytes, state: Checkout
         raise
 
 
-def _write_in_full(fd: int, data: bytes) -> None:
-    """``write_in_full``: loop over short writes, in bounded slices."""
+def write_in_full(fd: int, data: bytes) -> None:
+    """``write_in_full`` (wrapper.c): loop over short writes, in bounded slices.
+    The one place this project writes a buffer to a descriptor."""
     n = len(data)
     if n <= WRITE_CHUNK:
         done = os.write(fd, data)

@@ -34,10 +34,9 @@ Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_paths.py):
 
 from __future__ import annotations
 
-import os
 import time
 
-from .entry import CheckoutState, write_pc_item
+from .entry import CheckoutState, write_in_full, write_pc_item
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktReader, pkt_line
 from .wire import (
     RESULT_BASE,
@@ -95,13 +94,6 @@ def read_batch(reader: PktReader, layout: RequestLayout, default_algo: int) -> l
         raise ProtocolError(str(e)) from None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 def serve(
     in_fd: int,
     out_fd: int,
@@ -130,10 +122,10 @@ def serve(
                 res = RESULT_BASE.pack(item.id, status)
             out.append(pkt_line(res))
             if len(out) >= RESULT_BURST or time.monotonic() - last > RESULT_LATENCY:
-                _write_all(out_fd, b"".join(out))
+                write_in_full(out_fd, b"".join(out))
                 out.clear()
                 last = time.monotonic()
         out.append(FLUSH_PKT)
-        _write_all(out_fd, b"".join(out))
+        write_in_full(out_fd, b"".join(out))
         handled += len(items)
 

@@ -27,6 +27,8 @@ import struct
 
 import msgspec
 
+from .entry import write_in_full
+
 __all__ = [
     "Entry",
     "IndexLock",
@@ -136,9 +138,7 @@ class IndexLock:
         (a full disk, a file size limit) the lock is removed, the old index
         stays, and :class:`IndexWriteError` says so as git does."""
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self.fd, view) :]
+            write_in_full(self.fd, data)
             os.close(self.fd)
             self.fd = -1
             os.rename(self.lock_path, self.index_path)
