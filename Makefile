@@ -8,9 +8,14 @@ STAMP := $(VENV)/.installed
 
 all: test
 
-$(STAMP): setup.cfg pyproject.toml
+# editable_mode=compat: a plain path entry in a .pth, not setuptools' import-hook
+# finder, which costs every interpreter start (coordinator, exec'd helper) ~20 ms
+# of imports (pathlib, importlib.util, fnmatch) before our first line runs.
+EDITABLE := --config-settings editable_mode=compat
+
+$(STAMP): setup.cfg pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' $(EDITABLE)
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -33,7 +38,7 @@ demo: $(STAMP)
 # them when missing and we may (root with apt-get), else the bench skips it with a note.
 # Settings: BENCH_* in the environment (python -m git_checkout_helper.bench -h), BENCH_ARGS.
 bench: $(STAMP)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]' || true
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]' $(EDITABLE) || true
 	@if [ -e /dev/fuse ] && { ! command -v fusermount3 >/dev/null || ! ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2'; }; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "bench: installing fuse3 and libfuse2 (latency filesystem)"; \

@@ -31,16 +31,21 @@ _WANTED = (b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encodin
 
 
 class ConvertDriver:
-    """``struct convert_driver``: one ``filter.<name>`` section of the config."""
+    """``struct convert_driver``: one ``filter.<name>`` section of the config.
 
-    __slots__ = ("name", "smudge", "clean", "process", "required")
+    ``parallel`` is ours, not git's: ``filter.<name>.parallel = true`` says the
+    user vouches that the driver may run in several processes at once, so its
+    files may be written by helpers (see :mod:`filters`)."""
 
-    def __init__(self, name, smudge=None, clean=None, process=None, required=False):
+    __slots__ = ("name", "smudge", "clean", "process", "required", "parallel")
+
+    def __init__(self, name, smudge=None, clean=None, process=None, required=False, parallel=False):
         self.name = name
         self.smudge = smudge
         self.clean = clean
         self.process = process
         self.required = required
+        self.parallel = parallel
 
 
 class ConvAttrs:
@@ -70,6 +75,12 @@ class ConvAttrs:
     def parallel_eligible(self) -> bool:
         """``is_eligible_for_parallel_checkout`` minus the size check: no filter."""
         return not (self.drv is not None and (self.drv.process or self.drv.smudge or self.drv.clean))
+
+    @property
+    def filter_parallel(self) -> bool:
+        """A driver the user marked ``filter.<name>.parallel``: eligible for our
+        helpers (only ours, started with ``--filters``), never for git's worker."""
+        return self.drv is not None and self.drv.parallel
 
 
 class AttributeValueError(Exception):
@@ -132,6 +143,8 @@ class AttributeStack:
         self._root = _parse(root, b"", self.macros, True) if root else []
         self._info = _parse(info_attributes, b"", self.macros, True) if info_attributes else []
         self._dirs: dict[bytes, list] = {b"": self._low + self._root}
+        self._matchers: dict[bytes, list] = {}
+        self._compiled: dict[int, list] = {}  # id of a _dirs list (kept alive there) -> matchers
         self.empty = not (self._low or self._root or self._info)
 
     def _dir_patterns(self, d: bytes) -> list:
@@ -149,21 +162,77 @@ class AttributeStack:
         self._dirs[d] = got
         return got
 
+    def _dir_matchers(self, d: bytes) -> list:
+        """The patterns that can apply in ``d`` (its own and its ancestors', then
+        info/attributes), compiled once per directory: each pattern's macros
+        expanded and cut down to the attributes checkout asks about; a pattern
+        left with none is dropped (git.git's root file has 21 patterns, 13 of
+        them about whitespace, diff or conflict markers); then a matcher
+        cheaper than a regular expression where the pattern's shape allows
+        (see :func:`_matcher`). Macros cannot change after the constructor
+        (only the root, info and global files may define them), so expanding
+        here gives what expanding per path gave."""
+        got = self._matchers.get(d)
+        if got is None:
+            # A directory without its own file shares its parent's list
+            # object (``_dir_patterns``): compile each distinct list once.
+            plist = self._dir_patterns(d)
+            got = self._compiled.get(id(plist))
+            if got is None:
+                got = []
+                for pattern, attrs in (*plist, *self._info):
+                    wanted = [(n, v) for n, v in _expand(attrs, self.macros) if n in _WANTED]
+                    if wanted:
+                        got.append((_matcher(pattern), wanted))
+                self._compiled[id(plist)] = got
+            self._matchers[d] = got
+        return got
+
     def check(self, path: bytes) -> dict[bytes, object]:
         """``git_check_attr`` for the attributes convert_attrs asks about."""
         slash = path.rfind(b"/")
-        patterns = self._dir_patterns(path[:slash] if slash != -1 else b"")
         result: dict[bytes, object] = {}
-        for plist in (patterns, self._info):
-            for pattern, attrs in plist:
-                if pattern.match(path):
-                    for name, value in _expand(attrs, self.macros):
-                        if name in _WANTED:
-                            if value is None:
-                                result.pop(name, None)
-                            else:
-                                result[name] = value
+        for match, wanted in self._dir_matchers(path[:slash] if slash != -1 else b""):
+            if match(path):
+                for name, value in wanted:
+                    if value is None:
+                        result.pop(name, None)
+                    else:
+                        result[name] = value
         return result
+
+
+_WILDCARDS = frozenset(b"*?[\\")
+
+
+def _matcher(pattern: Pattern) -> Callable[[bytes], bool]:
+    """A test equivalent to ``pattern.match`` for paths at or below its base.
+
+    The common shapes skip the regular expression: ``*.ext`` (no slash: any
+    path whose last component ends with ``.ext``, which is any path ending
+    with it, the suffix holding no slash), a plain name (no slash: the last
+    component equals it) and an anchored plain path (``/name``, ``a/b``).
+    Everything else keeps dulwich's wildmatch translation, behind a cheap
+    test of the literal lead when the pattern is anchored (has a slash)."""
+    raw = pattern.pattern
+    if b"/" not in raw:
+        if raw.startswith(b"*") and len(raw) > 1 and not _WILDCARDS.intersection(raw[1:]):
+            suffix = raw[1:]
+            return lambda path: path.endswith(suffix)
+        if not _WILDCARDS.intersection(raw):
+            tail = b"/" + raw
+            return lambda path: path == raw or path.endswith(tail)
+    else:
+        rel = raw[1:] if raw.startswith(b"/") else raw
+        full = pattern.base + b"/" + rel if pattern.base else rel
+        cut = next((i for i, c in enumerate(full) if c in _WILDCARDS), None)
+        if cut is None:
+            return lambda path: path == full
+        # Anchored: no path outside its literal lead (``Documentation/`` of
+        # ``/Documentation/**/*.adoc``) can match; most fail that test.
+        lead, regex_match = full[:cut], pattern.match
+        return lambda path: path.startswith(lead) and regex_match(path)
+    return pattern.match
 
 
 def _crlf_from_attr(value) -> int:
@@ -212,6 +281,13 @@ def convert_attrs(
     return ConvAttrs(int(crlf), ident, drv, encoding)
 
 
+def _bool(key: bytes, value: bytes | None) -> bool:
+    """``git_config_bool``; a bad value is one clear line (git dies on it too)."""
+    from .config import git_config_bool
+
+    return git_config_bool(key.decode("utf-8", "replace"), value)
+
+
 def read_convert_drivers(config) -> dict[bytes, ConvertDriver]:
     """``read_convert_config``: every ``filter.<name>`` section becomes a driver."""
     drivers: dict[bytes, ConvertDriver] = {}
@@ -230,5 +306,7 @@ def read_convert_drivers(config) -> dict[bytes, ConvertDriver]:
                 elif k == b"process":
                     drv.process = value
                 elif k == b"required":
-                    drv.required = value is None or value.lower() in (b"true", b"yes", b"on", b"1")
+                    drv.required = _bool(b"filter." + name + b".required", value)
+                elif k == b"parallel":
+                    drv.parallel = _bool(b"filter." + name + b".parallel", value)
     return drivers

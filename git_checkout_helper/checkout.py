@@ -10,7 +10,10 @@ Order of work, and why:
 4. in index order, make leading directories and clear what is in the way;
    write symlinks, gitlinks and filtered files here (git's coordinator does:
    a symlink written by a helper could race other helpers' leading
-   directories) and queue regular files;
+   directories) and queue regular files; a filtered file is queued too
+   when its driver says ``filter.<driver>.parallel`` and the helpers are
+   ours (``--filters``, see :mod:`filters`); a required filter that fails
+   ends the checkout with 128, as git's ``die`` in convert.c;
 5. write the queue with N helpers, or in process below the threshold, with
    the very same :func:`entry.write_pc_item`;
 6. COLLIDED items are rewritten one by one afterwards (git does the same),
@@ -22,10 +25,8 @@ Order of work, and why:
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import stat as stat_mod
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
@@ -34,15 +35,17 @@ from typing import TextIO
 import msgspec
 
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
-from .config import eol_config, online_cpus, parallel_checkout_configs
+from .autoworkers import AutoWorkers, auto_workers
+from .config import AUTO_WORKERS, eol_config, is_auto, online_cpus, parallel_checkout_configs
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from .entry import CheckoutState, show_path, write_in_full, write_pc_item
+from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
 from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
 from .repository import EMPTY, S_IFGITLINK, Repository, RevisionError, TreeFiles
-from .wire import REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
+from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
 
@@ -66,7 +69,7 @@ class CheckoutError(Exception):
 class CheckoutOptions(msgspec.Struct, kw_only=True):
     """Settings of one checkout; ``None`` means "from the repository config"."""
 
-    workers: int | None = None
+    workers: int | str | None = None  # "auto": chosen per checkout (autoworkers.py)
     threshold: int | None = None
     force: bool = False
     quiet: bool = False
@@ -77,6 +80,9 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: exec'ing ``python -m git_checkout_helper checkout--helper``.
     fork_helpers: bool = True
     online_cpus: int = msgspec.field(default_factory=online_cpus)
+    #: I/O threads in each helper (``--threads K``, ``checkout.helperThreads``);
+    #: None: the setting, or checkout.workers=auto's choice.
+    helper_threads: int | None = None
 
 
 class CheckoutReport(msgspec.Struct):
@@ -89,6 +95,12 @@ class CheckoutReport(msgspec.Struct):
     workers: int = 1
     collided: list[str] = []
     failed: list[str] = []
+    #: checkout.workers=auto: what was decided, and from what.
+    auto_workers: AutoWorkers | None = None
+    #: Batches sent to helpers (one per helper with the static split) and
+    #: I/O threads in each helper (checkout.distribution, checkout.helperThreads).
+    batches: int = 0
+    helper_threads: int = 1
 
 
 class _Queue:
@@ -114,6 +126,14 @@ class Checkout:
         self.out_top = self.top + base_dir if base_dir and not base_dir.startswith(b"/") else (base_dir or self.top)
         self.eol = eol_config(repo.config)
         self.drivers = read_convert_drivers(repo.config)
+        # Smudge filters run here (one process filter instance per command,
+        # as git's subprocess_map); a failing optional one says so on stderr
+        # without failing the checkout, as git's error() in convert.c.
+        self.filters = FilterRunner(repo.worktree, say=lambda m: err.write(f"error: {m}\n"))
+        # Drivers marked filter.<name>.parallel go to our own helpers
+        # (--filters); with --helper-cmd (maybe git's worker, which has no
+        # such extension) every filtered file stays here, as in git.
+        self.helper_filters = not opts.helper_cmd and any(d.parallel for d in self.drivers.values())
         self.report = CheckoutReport()
         self.errors: list[str] = []
         self.algo = repo.odb.hash_algo
@@ -126,7 +146,10 @@ class Checkout:
         # an entry in them until the queue runs (a collision is found then).
         self._fresh_dirs: set[bytes] = set()
         self._warned_clamp = False
+        self._auto: AutoWorkers | None = None
+        self._fsinfo = None  # fsinfo.FsInfo of out_top, probed once (auto)
         self._made_dirs: set[bytes] = set()
+        self._dynamic: bool | None = None  # checkout.distribution, read once
 
     # --- messages --------------------------------------------------------------
 
@@ -184,6 +207,7 @@ class Checkout:
             path = os.path.expanduser(os.fsdecode(global_file))
             glob_data = _read_file(path)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
+        self._path_attrs: dict[bytes, ConvAttrs] = {}
         self._attrs_trivial = self._attrs.empty and not any(
             p.endswith(b"/.gitattributes") for p in (*files, *index)
         )
@@ -196,11 +220,17 @@ class Checkout:
             if ca is None:
                 ca = self._attr_cache[key] = convert_attrs({}, self.eol, self.drivers)
             return ca
+        ca = self._path_attrs.get(path)
+        if ca is not None:
+            return ca
         attrs = stack.check(path)
         key = tuple(sorted(attrs.items()))
         ca = self._attr_cache.get(key)
         if ca is None:
             ca = self._attr_cache[key] = convert_attrs(attrs, self.eol, self.drivers)
+        # Asked twice per file when a filter driver is configured (helpers are
+        # counted before the writes; git-lfs installs one system-wide).
+        self._path_attrs[path] = ca
         return ca
 
     def to_worktree(self, e: Entry) -> bytes | None:
@@ -337,14 +367,12 @@ class Checkout:
                     pass
             else:
                 data = self.repo.odb.read_blob(e.oid)
-                data = convert_to_working_tree(
-                    data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
-                    e.oid.hex().encode(), e.name, self.eol, self.error,
-                )
-                if ca.drv is not None:
-                    data = self.smudge(ca.drv, e.name, data)
-                    if data is None:
-                        return None
+                try:
+                    data = smudge_to_worktree(self.filters, ca.drv, data, ca.crlf_action, ca.ident,
+                                              ca.working_tree_encoding, e.oid.hex().encode(), e.name,
+                                              self.eol, self.error)
+                except SmudgeFailed as ex:  # convert.c dies: so does the checkout
+                    raise CheckoutError(f"fatal: {ex}", 128) from None
                 fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                              0o777 if e.mode & 0o100 else 0o666)
                 try:
@@ -357,36 +385,11 @@ class Checkout:
             return os.lstat(full)
         except OSError as ex:
             self.error(f"unable to create file '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
+        except CheckoutError:
+            raise
         except Exception as ex:  # noqa: BLE001 - e.g. a missing object
             self.error(f"unable to read object {e.oid.hex()} '{e.name.decode('utf-8', 'replace')}': {ex}")
         return None
-
-    def smudge(self, drv, path: bytes, data: bytes) -> bytes | None:
-        """``apply_filter`` for checkout: a ``process`` filter through dulwich's
-        long-running filter client, a one-shot ``smudge`` command through the
-        shell with ``%f`` quoted, as git's ``run_command(use_shell)`` does."""
-        name = path.decode("utf-8", "surrogateescape")
-        try:
-            if drv.process:
-                from dulwich.filters import ProcessFilterDriver
-
-                if not hasattr(drv, "_client"):
-                    drv._client = ProcessFilterDriver(process_cmd=drv.process.decode(), required=True,
-                                                      cwd=self.repo.worktree)
-                return drv._client.smudge(data, path)
-            if drv.smudge:
-                cmd = drv.smudge.decode().replace("%f", shlex.quote(name))
-                res = subprocess.run(["sh", "-c", cmd, cmd], input=data, capture_output=True,
-                                     cwd=self.repo.worktree, check=False)
-                if res.returncode == 0:
-                    return res.stdout
-                self.err.write(res.stderr.decode("utf-8", "replace"))
-        except Exception as ex:  # noqa: BLE001 - a broken filter is the filter's failure
-            self.err.write(f"error: {ex}\n")
-        if drv.required:
-            self.error(f"{name}: smudge filter {drv.name.decode()} failed")
-            return None
-        return data
 
     # --- writing ---------------------------------------------------------------
 
@@ -400,14 +403,15 @@ class Checkout:
                 self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
                 continue
             ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
-            if ca is not None and ca.parallel_eligible and (
-                FIXED_PORTION_SIZE + len(e.name) + len(ca.working_tree_encoding or b"")
+            filt = ca.drv.name if ca is not None and self.helper_filters and ca.filter_parallel else None
+            if ca is not None and (ca.parallel_eligible or filt is not None) and (
+                FIXED_PORTION_SIZE + len(e.name) + len(ca.working_tree_encoding or b"") + len(filt or b"")
                 <= LARGE_PACKET_DATA_MAX
             ):
                 queue.items.append(PcItem(
                     id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
                     crlf_action=ca.crlf_action, ident=ca.ident,
-                    working_tree_encoding=ca.working_tree_encoding, algo=self.algo,
+                    working_tree_encoding=ca.working_tree_encoding, algo=self.algo, filter=filt,
                 ))
                 queue.entries.append(e)
                 queue.attrs.append(ca)
@@ -422,16 +426,27 @@ class Checkout:
         if queue.items:
             self.run_queue(queue)
 
+    def helper_eligible(self, ca: ConvAttrs) -> bool:
+        """Whether a regular file with these attributes may go to a helper."""
+        return ca.parallel_eligible or (self.helper_filters and ca.filter_parallel)
+
     def choose_workers(self, nr: int) -> tuple[int, int]:
         """``get_parallel_checkout_configs`` with ``-j`` on top; then git's rule
         ``min(workers, items) <= 1 or items < threshold`` means sequential."""
         workers, threshold = parallel_checkout_configs(
             self.repo.config, self.opts.test_workers, self.opts.online_cpus
         )
-        if self.opts.workers is not None:
-            workers = self.opts.workers if self.opts.workers >= 1 else self.opts.online_cpus
+        w = self.opts.workers
+        if isinstance(w, str):
+            if not is_auto(w):
+                raise CheckoutError(f"error: bad number of workers: '{w}' (a number or auto)", 129)
+            workers = AUTO_WORKERS
+        elif w is not None:
+            workers = w if w >= 1 else self.opts.online_cpus
         if self.opts.threshold is not None:
             threshold = self.opts.threshold
+        if workers == AUTO_WORKERS:
+            return self.choose_auto(nr), threshold
         if workers > MAX_WORKERS:
             if not self._warned_clamp:
                 self.warning(f"checkout.workers={workers} is more than {MAX_WORKERS}; using {MAX_WORKERS}")
@@ -442,6 +457,40 @@ class Checkout:
             workers = 1
         return workers, threshold
 
+    def choose_auto(self, nr: int) -> int:
+        """``checkout.workers=auto`` (:mod:`autoworkers`): processes for ``nr``
+        items, from the filesystem of the directory written into, the
+        usable CPUs and ``nr``; an explicit threshold (``--threshold``,
+        ``checkout.thresholdForParallelism``, ``GIT_TEST_CHECKOUT_WORKERS``'s
+        0) still applies. The threads go to the helpers through
+        ``helper_threads`` unless the user set those. Each decision is kept
+        in the report and traced (trace2 ``data``, ``checkout/auto_workers``)."""
+        if self._auto is not None and self._auto.items == nr:
+            return self._auto.processes
+        from .config import threshold_setting
+        from .fsinfo import probe, system_cpus, usable_cpus
+
+        explicit = self.opts.threshold
+        if explicit is None:
+            explicit = 0 if self.opts.test_workers else threshold_setting(self.repo.config)
+        where = os.fsdecode(self.out_top)
+        while not os.path.isdir(where) and os.path.dirname(where) != where:
+            where = os.path.dirname(where)  # checkout-index --prefix: made later
+        fs = self._fsinfo = self._fsinfo or probe(where)
+        # All usable CPUs, busy ones too (see autoworkers: no load is subtracted).
+        online, affinity, _load, quota = system_cpus(self.opts.online_cpus)
+        d = auto_workers(fs.kind, fs.rotational, usable_cpus(online, affinity, None, quota), nr, None, explicit)
+        d.filesystem = fs
+        self._auto = self.report.auto_workers = d
+        if d.threads > 1 and self.opts.helper_threads is None:
+            try:
+                self.repo.config.get((b"checkout",), b"helperthreads")
+            except KeyError:  # not set by the user: ours to choose
+                self.opts = msgspec.structs.replace(self.opts, helper_threads=d.threads)
+        if self.trace is not None and self.trace.enabled:
+            self.trace.data("checkout", "auto_workers", msgspec.json.encode(d).decode())
+        return d.processes
+
     def start_helpers(self, expected_items: int) -> None:
         """Start the helpers early (see :class:`workers.HelperPool`) when the
         expected number of items already calls for them."""
@@ -449,6 +498,7 @@ class Checkout:
         if workers > 1:
             from .workers import HelperPool
 
+            self.dynamic_distribution()  # a bad setting is fatal before the tree is touched
             argv, env, shown = self.helper_command()
             fork_entry = None
             if not self.opts.helper_cmd and self.opts.fork_helpers:
@@ -473,7 +523,7 @@ class Checkout:
         if workers <= 1:
             state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
                                   trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
-                                  error=self.error)
+                                  error=self.error, filters=self.filters, drivers=self.drivers)
             for i, item in enumerate(q.items):
                 status, st = write_pc_item(item, state)
                 results[i] = (status, st)
@@ -490,8 +540,10 @@ class Checkout:
 
             pool, self.pool = self.pool, None
             self.report.workers = min(len(pool), nr)
-            raw = pool.run(q.items, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
-                           on_result=on_result, error=self.error)
+            layout = GIT_FILTERS_LAYOUT if self.helper_filters else REQUEST_LAYOUTS["git"]
+            raw = pool.run(q.items, layout=layout, stat_layout=native_stat_layout(),
+                           on_result=on_result, error=self.error, dynamic=self.dynamic_distribution())
+            self.report.batches += pool.batches
             for i, res in enumerate(raw):
                 results[i] = None if res is None else (res.status, res.st)
             self.report.parallel_items += nr
@@ -514,12 +566,48 @@ class Checkout:
         if self.out_top != self.top:
             prefix = "--prefix=" + os.fsdecode(self.out_top)
             argv, shown = [*argv, prefix], [*shown, prefix]
+        if self.helper_filters:  # our helper only (see __init__)
+            extra = ["--filters"]
+            for key, value in (("ref", self.filters.ref), ("treeish", self.filters.treeish)):
+                if value:
+                    extra.append(f"--filter-{key}={os.fsdecode(value)}")
+            argv, shown = [*argv, *extra], [*shown, *extra]
+        threads = self.helper_threads()
+        if threads > 1:  # our helper only: git's worker has no threads
+            argv, shown = [*argv, f"--threads={threads}"], [*shown, f"--threads={threads}"]
+            self.report.helper_threads = threads
         return argv, env, shown
+
+    def helper_threads(self) -> int:
+        """I/O threads per helper: ``CheckoutOptions.helper_threads``, else
+        ``checkout.helperThreads``, else 1; always 1 for ``--helper-cmd``
+        helpers (git's worker knows no ``--threads``)."""
+        if self.opts.helper_cmd:
+            return 1
+        n = self.opts.helper_threads
+        if n is None:
+            from .config import helper_threads_setting
+
+            n = helper_threads_setting(self.repo.config)
+        return max(1, n or 1)
+
+    def dynamic_distribution(self) -> bool:
+        """``checkout.distribution``: dynamic for our own helpers unless set
+        to ``static``; ``--helper-cmd`` helpers get git's static split (any
+        of them may be git's ``checkout--worker``, which reads one batch)."""
+        if self.opts.helper_cmd:
+            return False
+        if self._dynamic is None:
+            from .config import distribution_setting
+
+            self._dynamic = distribution_setting(self.repo.config) == "dynamic"
+        return self._dynamic
 
     def handle_results(self, q: _Queue, results: list) -> None:
         """``handle_results``: stat into the index; collisions rewritten in order."""
         collided = []
         real_dirs: set[bytes] = set()
+        smudge_failed = False
         for i, r in enumerate(results):
             e = q.entries[i]
             if r is None:
@@ -543,7 +631,12 @@ class Checkout:
                 collided.append(i)
             else:
                 self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
-                if not any(e.name.decode("utf-8", "replace") in m for m in self.errors):
+                if q.items[i].filter is not None and q.attrs[i].drv.required:
+                    # The helper said "<path>: smudge filter <driver> failed";
+                    # git dies there (convert.c), hence its exit code.
+                    smudge_failed = True
+                    self.errors.append(f"{e.name.decode('utf-8', 'replace')}: smudge filter failed")
+                elif not any(e.name.decode("utf-8", "replace") in m for m in self.errors):
                     self.error(f"unable to write file '{e.name.decode('utf-8', 'replace')}'")
         # The helpers changed the tree since the directories were checked:
         # every leading component of a collided item is looked at again.
@@ -564,6 +657,8 @@ class Checkout:
                 self.report.written += 1
             if self.progress:
                 self.progress.add()
+        if smudge_failed:
+            raise CheckoutError("", 128)
 
     def report_collisions(self, entries: list[Entry]) -> None:
         """Clone's warning for paths that share one file (case-insensitive fs)."""
@@ -647,6 +742,8 @@ def run_checkout(
         old_branch = repo.head_ref()
         commit, branch, remote_ref = repo.resolve(rev or "HEAD")
         target = repo.tree_of(commit)
+        # init_checkout_metadata: what a process filter is told of the checkout.
+        co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
         co.setup_attributes(target, old.entries)
         top = co.top
@@ -825,13 +922,18 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
     try:
         # As many helpers as git would start: files with a filter driver
-        # are not theirs (only looked up when some driver is configured).
+        # are not theirs (only looked up when some driver is configured),
+        # unless the driver is marked parallel and the helpers are ours.
         co.start_helpers(sum(1 for e in plan.write if e.mode & 0o170000 == 0o100000
-                             and (not co.drivers or co.conv_attrs(e.name).parallel_eligible)))
+                             and (not co.drivers or co.helper_eligible(co.conv_attrs(e.name)))))
         co.remove_files(plan.remove)
         co.write_entries(plan.write)
+    except BaseException:
+        co.filters.close(terminate=True)  # interrupted: a filter may be stuck
+        raise
     finally:
         co.close_helpers()
+        co.filters.close()  # process filters: end of input, then reaped (idempotent)
     if co.progress:
         co.progress.stop()
 
@@ -1071,7 +1173,7 @@ def checkout(
     repo,
     target: str | None = None,
     *,
-    workers: int | None = None,
+    workers: int | str | None = None,
     threshold: int | None = None,
     force: bool = False,
     progress: bool | None = False,
@@ -1082,7 +1184,8 @@ def checkout(
     """Check out ``target`` (a branch, tag or commit; HEAD when None) in ``repo``.
 
     ``repo`` is a path or a :class:`dulwich.repo.Repo`. ``workers`` is the
-    number of helper processes (None: ``checkout.workers``; 0: one per CPU);
+    number of helper processes (None: ``checkout.workers``; 0: one per CPU;
+    ``"auto"``: chosen from the filesystem, CPUs and items, see :mod:`autoworkers`);
     below ``threshold`` items (None: ``checkout.thresholdForParallelism``) the
     checkout runs in this process. Raises :class:`CheckoutError` or
     :class:`plan.PlanError` (local changes in the way) without touching

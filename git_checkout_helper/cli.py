@@ -14,7 +14,8 @@ import sys
 
 __all__ = ["helper_main"]
 
-HELPER_USAGE = "usage: git checkout--helper [--prefix=<string>] [--wire=git|rfc]"
+HELPER_USAGE = ("usage: git checkout--helper [--prefix=<string>] [--wire=git|rfc] [--threads=<k>]\n"
+                "                           [--filters [--filter-ref=<ref>] [--filter-treeish=<oid>]]")
 
 
 def _die(msg: str, code: int = 128) -> int:
@@ -23,11 +24,43 @@ def _die(msg: str, code: int = 128) -> int:
     return code
 
 
-def _helper_args(argv: list[str]) -> tuple[str | None, str] | int:
-    prefix = None
-    wire = "git"
+def _threads_arg(argv: list[str]) -> tuple[int, list[str]] | int:
+    """``--threads=<k>`` (ours, ``checkout.helperThreads``): I/O threads
+    writing each batch (helper.ThreadedWriter); the other arguments back."""
+    threads, rest = 1, []
     it = iter(argv)
     for arg in it:
+        if arg == "--threads" or arg.startswith("--threads="):
+            value = arg[len("--threads="):] if "=" in arg else next(it, None)
+            if value is None or not value.isdigit() or int(value) < 1:
+                return _die(f"--threads expects a positive number, not '{value or ''}'", 129)
+            threads = int(value)
+        else:
+            rest.append(arg)
+    return threads, rest
+
+
+def _helper_args(argv: list[str]) -> tuple[str | None, str, dict | None] | int:
+    """``--filters`` (ours, not git's worker's): items may name a
+    ``filter.<driver>`` after their path (wire.GIT_FILTERS_LAYOUT) whose
+    smudge this helper runs itself; the drivers are read from the
+    repository's config (``git -c`` ones arrive in GIT_CONFIG_PARAMETERS).
+    ``--filter-ref``/``--filter-treeish``: the checkout's metadata that a
+    process filter is told (git's ``ref=``/``treeish=``). Returns (prefix,
+    wire, None or the filter settings)."""
+    prefix = None
+    wire = "git"
+    filters: dict | None = None
+    meta: dict[str, bytes] = {}
+    it = iter(argv)
+    for arg in it:
+        if arg == "--filters":
+            filters = {}
+            continue
+        if arg.startswith(("--filter-ref=", "--filter-treeish=")):
+            key, _, value = arg[2:].partition("=")
+            meta[key[7:]] = os.fsencode(value)
+            continue
         if arg.startswith("--prefix="):
             prefix = arg[len("--prefix=") :]
         elif arg == "--prefix":
@@ -44,7 +77,13 @@ def _helper_args(argv: list[str]) -> tuple[str | None, str] | int:
         else:
             sys.stderr.write(f"error: unknown option `{arg}'\n{HELPER_USAGE}\n")
             return 129
-    return prefix, wire
+    if filters is not None and wire != "git":
+        return _die("--filters needs --wire=git", 129)
+    if meta and filters is None:
+        return _die("--filter-ref and --filter-treeish need --filters", 129)
+    if filters is not None:
+        filters.update(meta)
+    return prefix, wire, filters
 
 
 def _sanitize_stdfds() -> None:
@@ -71,10 +110,14 @@ def _no_op(signum, frame) -> None:
 def helper_main(argv: list[str] | None = None) -> int:
     """``git checkout--helper``: serve checkout items from stdin."""
     _sanitize_stdfds()
-    parsed = _helper_args(sys.argv[1:] if argv is None else argv)
+    threads = _threads_arg(sys.argv[1:] if argv is None else argv)
+    if isinstance(threads, int):
+        return threads
+    threads, argv = threads
+    parsed = _helper_args(argv)
     if isinstance(parsed, int):
         return parsed
-    prefix, wire = parsed
+    prefix, wire, filters = parsed
     env = os.environ
     # Set by git during --recurse-submodules; it must not leak into anything
     # repository-aware we run (see shared notes: pitfalls).
@@ -87,9 +130,10 @@ def helper_main(argv: list[str] | None = None) -> int:
     from .helper import HelperTerminated, ProtocolError, raise_terminated, serve
     from .odb import NotAGitRepository, ObjectDatabase, discover, object_format_name
     from .trace2 import Trace2
-    from .wire import REQUEST_LAYOUTS, WireError, native_stat_layout
+    from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, WireError, native_stat_layout
 
     trace = None
+    runner = None
     died_of = 0
     stops: list[int] = []
     try:
@@ -113,6 +157,15 @@ def helper_main(argv: list[str] | None = None) -> int:
             trace=trace.data if trace.enabled else None,
             validate_element=get_path_element_validator(config),
         )
+        if filters is not None:
+            from .attributes import read_convert_drivers
+            from .filters import FilterRunner
+
+            # One runner for this process: a process filter is started on
+            # its first path and never shared with another helper.
+            state.drivers = read_convert_drivers(config)
+            state.filters = runner = FilterRunner(os.getcwd(), ref=filters.get("ref"),
+                                                  treeish=filters.get("treeish"))
         # The first signal wins: a second one (the coordinator's SIGTERM
         # after the terminal's SIGINT) must not interrupt the clean-up.
         stops = [signal.SIGTERM, signal.SIGHUP]
@@ -126,7 +179,8 @@ def helper_main(argv: list[str] | None = None) -> int:
 
         for sig in stops:
             signal.signal(sig, terminated)
-        serve(0, 1, state, REQUEST_LAYOUTS[wire], stat_layout, odb.hash_algo)
+        serve(0, 1, state, GIT_FILTERS_LAYOUT if filters is not None else REQUEST_LAYOUTS[wire], stat_layout, odb.hash_algo,
+              threads)
     except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
         return _die(str(e))
     except BrokenPipeError:
@@ -144,6 +198,8 @@ def helper_main(argv: list[str] | None = None) -> int:
     finally:
         for sig in stops:  # done or dying: a late signal changes nothing now
             signal.signal(sig, _no_op)
+        if runner is not None:
+            runner.close(terminate=died_of != 0)  # process filters: end of input, then reaped
         if trace is not None:
             trace.close()
     if died_of:
@@ -159,7 +215,8 @@ usage: git parallel-checkout [<options>] <branch|commit>
    or: git parallel-checkout [<options>] --all [--prefix=<dir>/]
    or: git parallel-checkout [<options>] [<tree-ish>] -- <pathspec>...
 
-    -j, --jobs <n>        number of helper processes (default: checkout.workers; 0 = one per CPU)
+    -j, --jobs <n>        number of helper processes (default: checkout.workers; 0 = one per CPU;
+                          auto = chosen from the filesystem, CPUs and items)
     --threshold <n>       fewer items than this are written sequentially
                           (default: checkout.thresholdForParallelism)
     -f, --force           throw away local changes; overwrite untracked files
@@ -173,7 +230,7 @@ usage: git parallel-checkout [<options>] <branch|commit>
 CLONE_USAGE = """\
 usage: git parallel-clone [<options>] <repository> [<directory>]
 
-    -j, --jobs <n>        number of helper processes (default: checkout.workers)
+    -j, --jobs <n>        number of helper processes (default: checkout.workers; auto)
     --threshold <n>       fewer items than this are written sequentially
     -b, --branch <name>   check out <name> instead of the remote's HEAD
     -q, --quiet           no progress, no messages
@@ -223,6 +280,9 @@ def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extr
             rest.append(arg)
     for k in ("jobs", "threshold"):
         if k in opts:
+            if k == "jobs" and str(opts[k]).strip().lower() == "auto":
+                opts[k] = "auto"  # checkout.workers=auto's choice (autoworkers.py)
+                continue
             try:
                 opts[k] = int(opts[k])
             except ValueError:

@@ -23,17 +23,22 @@ from .convert import EolConfig
 from .odb import GitDirs
 
 __all__ = [
+    "AUTO_WORKERS",
     "DEFAULT_NUM_WORKERS",
     "DEFAULT_THRESHOLD_FOR_PARALLELISM",
     "ConfigError",
     "eol_config",
+    "is_auto",
     "parallel_checkout_configs",
     "parse_config_parameters",
     "read_config",
+    "threshold_setting",
 ]
 
 DEFAULT_THRESHOLD_FOR_PARALLELISM = 100
 DEFAULT_NUM_WORKERS = 1
+#: ``checkout.workers=auto``: chosen per checkout by :mod:`autoworkers`.
+AUTO_WORKERS = "auto"
 
 
 class ConfigError(Exception):
@@ -218,8 +223,9 @@ def online_cpus() -> int:
 
 def parallel_checkout_configs(
     config, test_workers: str | None, online_cpus: int
-) -> tuple[int, int]:
-    """``get_parallel_checkout_configs``: (workers, threshold).
+) -> tuple[int | str, int]:
+    """``get_parallel_checkout_configs``: (workers, threshold); workers is
+    :data:`AUTO_WORKERS` for ``checkout.workers=auto``.
 
     ``test_workers`` is ``GIT_TEST_CHECKOUT_WORKERS``: when non-empty it
     overrides the config and drops the threshold to 0.
@@ -235,13 +241,63 @@ def parallel_checkout_configs(
             )
         return (n if n >= 1 else online_cpus), 0
     raw = _get(config, b"checkout", b"workers")
-    workers = DEFAULT_NUM_WORKERS if raw is None else git_config_int("checkout.workers", raw)
-    if workers < 1:
-        workers = online_cpus
-    raw = _get(config, b"checkout", b"thresholdforparallelism")
-    threshold = (
-        DEFAULT_THRESHOLD_FOR_PARALLELISM
-        if raw is None
-        else git_config_int("checkout.thresholdForParallelism", raw)
-    )
+    workers: int | str
+    if is_auto(raw):
+        workers = AUTO_WORKERS
+    else:
+        workers = DEFAULT_NUM_WORKERS if raw is None else git_config_int("checkout.workers", raw)
+        if workers < 1:
+            workers = online_cpus
+    explicit = threshold_setting(config)
+    threshold = DEFAULT_THRESHOLD_FOR_PARALLELISM if explicit is None else explicit
     return workers, threshold
+
+
+def is_auto(value: bytes | str | None) -> bool:
+    """``checkout.workers=auto`` / ``-j auto`` (any case): our extension, see
+    :mod:`autoworkers`. git's ``git_config_int`` rejects the word, so a
+    repository using it is ours alone; ``GIT_TEST_CHECKOUT_WORKERS`` stays
+    numeric, as in git."""
+    if value is None:
+        return False
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    return value.strip().lower() == AUTO_WORKERS
+
+
+def threshold_setting(config) -> int | None:
+    """An explicit ``checkout.thresholdForParallelism``, or None when unset
+    (git's default then; ``auto`` has its own per filesystem)."""
+    raw = _get(config, b"checkout", b"thresholdforparallelism")
+    return None if raw is None else git_config_int("checkout.thresholdForParallelism", raw)
+
+
+#: ``checkout.distribution``: how the queue is handed to our own helpers.
+DISTRIBUTIONS = ("dynamic", "static")
+
+
+def distribution_setting(config) -> str:
+    """``checkout.distribution`` (ours): ``dynamic`` (the default: work
+    sharing in shrinking chunks, workers.Chunker) or ``static`` (git's one
+    contiguous batch per worker). Helpers named by ``--helper-cmd`` always
+    get the static split, whatever this says: they may be git's worker."""
+    raw = _get(config, b"checkout", b"distribution")
+    if raw is None:
+        return "dynamic"
+    value = raw.strip().lower().decode("latin-1")
+    if value not in DISTRIBUTIONS:
+        raise ConfigError(f"bad checkout.distribution value '{raw.decode('utf-8', 'replace')}' "
+                          f"(dynamic or static)")
+    return value
+
+
+def helper_threads_setting(config) -> int | None:
+    """``checkout.helperThreads`` (ours): I/O threads in each of our helpers
+    (``git checkout--helper --threads K``); None when unset."""
+    raw = _get(config, b"checkout", b"helperthreads")
+    if raw is None:
+        return None
+    n = git_config_int("checkout.helperThreads", raw)
+    if n < 1:
+        raise ConfigError(f"bad checkout.helperThreads value '{raw.decode('utf-8', 'replace')}' (at least 1)")
+    return n

@@ -13,6 +13,12 @@ drift apart:
 4. ``fstat`` the open file (``lstat`` after closing when a prefix is used,
    as ``fstat_checkout_output`` does), and report WRITTEN.
 
+Beyond git, an item may name a ``filter.<driver>`` (our helpers'
+``--filters`` extension, :mod:`filters`): it is converted in core and run
+through the driver after the file is opened, the whole output kept before
+the first byte is written; a failing required driver is FAILED and its file
+removed, a failing optional one writes the unfiltered content, as git does.
+
 Beyond git, the path is validated first (``..``, ``.git`` in its NTFS/HFS
 spellings, absolute paths, NUL) with dulwich's validators, because a helper
 must not trust what arrives on its stdin.
@@ -20,6 +26,7 @@ must not trust what arrives on its stdin.
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import stat as stat_mod
@@ -35,6 +42,7 @@ from .convert import (
     convert_to_working_tree,
     get_stream_filter,
 )
+from .filters import SmudgeFailed, smudge_to_worktree
 from .odb import BlobStream, MissingObject, ObjectDatabase
 from .wire import PcItem, PcItemStatus
 
@@ -76,6 +84,8 @@ class CheckoutState:
         trace: Callable[[str, str, str], None] | None = None,
         error: Callable[[str], None] = _default_error,
         validate_element: Callable[[bytes], bool] = validate_path_element_ntfs,
+        filters=None,
+        drivers=None,
     ) -> None:
         self.odb = odb
         self.base_dir = base_dir
@@ -84,6 +94,10 @@ class CheckoutState:
         self.trace = trace
         self.error = error
         self.validate_element = validate_element
+        # Filtered items (``--filters``): a filters.FilterRunner of this
+        # process and the filter.<driver> sections by name.
+        self.filters = filters
+        self.drivers = drivers or {}
         # has_dirs_only_path cache: the last directory proven to be made of
         # real directories only (git's lstat_cache keeps the same).
         self._good_dir: bytes | None = None
@@ -99,6 +113,17 @@ class CheckoutState:
     def forget_dirs(self) -> None:
         """Drop the directory cache (call after changing the tree)."""
         self._good_dir = None
+
+    def for_thread(self) -> CheckoutState:
+        """A view of this state for one I/O thread (``checkout--helper
+        --threads``): the same settings, object database and callbacks, its
+        own directory caches (``has_dirs_only_path``'s last good directory,
+        ``verify_item_path``'s valid directories), so threads never share a
+        cache that one of them is updating."""
+        view = copy.copy(self)
+        view._good_dir = None
+        view.valid_dirs = set()
+        return view
 
     def has_dirs_only_path(self, dirpath: bytes) -> bool:
         """``has_dirs_only_path``: every component of ``dirpath`` is a directory.
@@ -181,6 +206,14 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
             state.trace("pcheckout", "collision/dirname", path.decode("utf-8", "surrogateescape"))
         return COLLIDED, None
 
+    drv = None
+    if item.filter is not None:
+        drv = state.drivers.get(item.filter)
+        if drv is None or not drv.parallel or state.filters is None:
+            state.error(f"'{show_path(path)}': filter driver '{show_path(item.filter)}' is not "
+                        f"configured with filter.<driver>.parallel here")
+            return FAILED, None
+
     mode = 0o777 if item.ce_mode & 0o100 else 0o666
     try:
         fd = os.open(path, _OPEN_FLAGS, mode)
@@ -194,10 +227,13 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
 
     st = None
     try:
-        _write_blob(fd, item, name, path, state)
+        if drv is None:
+            _write_blob(fd, item, name, path, state)
+        else:
+            _write_filtered(fd, item, drv, name, path, state)
         if not state.base_dir_len:
             st = os.fstat(fd)
-    except (OSError, MissingObject):
+    except (OSError, MissingObject, SmudgeFailed):
         os.close(fd)
         try:
             os.unlink(path)
@@ -266,6 +302,30 @@ def _write_blob(fd: int, item: PcItem, name: bytes, path: bytes, state: Checkout
             except MissingObject:
                 state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
                 raise
+    except OSError as e:
+        state.error(f"unable to write file '{path.decode('utf-8', 'replace')}': {e.strerror}")
+        raise
+
+
+def _write_filtered(fd: int, item: PcItem, drv, name: bytes, path: bytes, state: CheckoutState) -> None:
+    """An item through its ``filter.<driver>``: ``convert_to_working_tree_ca``
+    in core, then the driver (:func:`filters.smudge_to_worktree`), written
+    only once the filter's whole output is in hand. Raises SmudgeFailed
+    (reported) for a required driver that failed."""
+    try:
+        blob = state.odb.read_blob(item.oid)
+    except MissingObject:
+        state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
+        raise
+    try:
+        data = smudge_to_worktree(state.filters, drv, blob, item.crlf_action, item.ident,
+                                  item.working_tree_encoding, item.oid.hex().encode(), name, state.eol,
+                                  state.error)
+    except SmudgeFailed as e:
+        state.error(str(e))
+        raise
+    try:
+        write_in_full(fd, data)
     except OSError as e:
         state.error(f"unable to write file '{path.decode('utf-8', 'replace')}': {e.strerror}")
         raise

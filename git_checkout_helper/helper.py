@@ -11,6 +11,16 @@ handled the same way, and end of input at a batch boundary ends it with status
 0. git's coordinator closes the pipe after the flush, so it sees no difference;
 our coordinator uses it to hand out more work (dynamic distribution).
 
+With ``--threads K`` (ours; ``checkout.helperThreads``), K threads write the
+items of a batch (:class:`ThreadedWriter`) while the main thread sends the
+results in item order, exactly as one thread would. Why threads help at all
+under the GIL: a checkout item is open/write/fstat/close system calls and
+zlib inflation, and CPython releases the GIL in all of them, so on a
+filesystem where each request waits (NFS; bench/latencyfs.py) K threads in
+one process overlap their waits like K processes do, for one interpreter's
+memory; on a local filesystem the work is CPU-bound and one thread is best
+(Mercurial's finding for its worker threads).
+
 Results are buffered and flushed in bursts (every ``RESULT_BURST`` results or
 ``RESULT_LATENCY`` seconds), trading one write() per item for timely progress.
 
@@ -34,6 +44,7 @@ Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_paths.py):
 
 from __future__ import annotations
 
+import threading
 import time
 
 from .entry import CheckoutState, write_in_full, write_pc_item
@@ -48,11 +59,14 @@ from .wire import (
     encode_written,
 )
 
-__all__ = ["HelperTerminated", "ProtocolError", "raise_terminated", "read_batch", "serve"]
+__all__ = ["HelperTerminated", "MAX_THREADS", "ProtocolError", "ThreadedWriter", "raise_terminated", "read_batch",
+           "serve"]
 
 RESULT_BURST = 256
 RESULT_LATENCY = 0.02
 _WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
+#: More I/O threads than this per helper buy nothing but memory.
+MAX_THREADS = 64
 
 
 class ProtocolError(Exception):
@@ -94,6 +108,134 @@ def read_batch(reader: PktReader, layout: RequestLayout, default_algo: int) -> l
         raise ProtocolError(str(e)) from None
 
 
+class ThreadedWriter:
+    """K persistent threads writing the items of one batch at a time.
+
+    Each thread starts on its own contiguous share of the batch and, when
+    that runs dry, steals the upper half of the largest share left (git's
+    threaded delta search, ``builtin/pack-objects.c``; here stealing is
+    possible, an item not started is only a number). Why not one shared
+    counter handing out items in turn: creating a file holds its
+    directory's lock in the kernel for the whole request, so on a slow
+    filesystem K threads creating in the same directory wait for each
+    other; contiguous shares put them in different directories, as
+    contiguous chunks do for processes. Each thread has its own view of
+    the :class:`~entry.CheckoutState` (``for_thread``: its own directory
+    caches; the object database locks what it shares). Filtered items
+    (``--filters``) are written one at a time: a process filter speaks one
+    request at a time. The caller takes the results in item order
+    (:meth:`result`), so the wire sees exactly what one thread would send.
+
+    One difference from one thread, for input git never sends: two items of
+    one batch naming the same path race for it (O_EXCL lets exactly one
+    win, the other is COLLIDED), as two items sent to two of git's workers
+    do; index paths are unique, so a coordinator never sends such a batch.
+
+    On the way out (a signal, an error) :meth:`stop` lets each thread finish
+    the item it is writing (a file is never left half written by a thread
+    that was not told) and takes no more; items written but not answered
+    are the coordinator's to remove, as for a helper that dies.
+    """
+
+    def __init__(self, state: CheckoutState, threads: int) -> None:
+        self.state = state
+        self._cond = threading.Condition()
+        self._filter_lock = threading.Lock()
+        self._share_lock = threading.Lock()
+        self._items: list = []
+        self._results: list = []
+        self._shares: list[list[int]] = []
+        self._generation = 0
+        self._stop = False
+        self._busy = 0
+        self._threads = [
+            threading.Thread(target=self._work, args=(i,), name=f"th{i + 1:02d}:checkout", daemon=True)
+            for i in range(threads)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _take(self, shares: list[list[int]], me: int) -> int | None:
+        """The next item of this thread's share, or the first of the upper
+        half stolen from the largest share left; None when all are taken."""
+        with self._share_lock:
+            mine = shares[me]
+            if mine[0] < mine[1]:
+                mine[0] += 1
+                return mine[0] - 1
+            victim = max(shares, key=lambda r: r[1] - r[0])
+            left = victim[1] - victim[0]
+            if left <= 0:
+                return None
+            cut = victim[1] - (left + 1) // 2
+            mine[0], mine[1] = cut + 1, victim[1]
+            victim[1] = cut
+            return cut
+
+    def _work(self, me: int) -> None:
+        seen = 0
+        own = self.state.for_thread()
+        while True:
+            with self._cond:
+                while self._generation == seen and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                seen = self._generation
+                items, results, shares = self._items, self._results, self._shares
+                self._busy += 1
+            own.forget_dirs()  # leading directories proven again per batch
+            local = own
+            try:
+                while not self._stop:
+                    i = self._take(shares, me)
+                    if i is None:
+                        break
+                    item = items[i]
+                    try:
+                        if item.filter is not None:
+                            with self._filter_lock:
+                                r = write_pc_item(item, local)
+                        else:
+                            r = write_pc_item(item, local)
+                    except BaseException as e:  # noqa: BLE001 - handed to the main thread
+                        r = e
+                    with self._cond:
+                        results[i] = r
+                        self._cond.notify_all()
+            finally:
+                with self._cond:
+                    self._busy -= 1
+                    self._cond.notify_all()
+
+    def start(self, items: list) -> None:
+        with self._cond:
+            self._items = items
+            self._results = [None] * len(items)
+            n, k = len(items), len(self._threads)
+            self._shares = [[n * i // k, n * (i + 1) // k] for i in range(k)]
+            self._generation += 1
+            self._cond.notify_all()
+
+    def result(self, i: int):
+        """Item ``i``'s (status, stat), waiting for it; re-raises what its thread raised."""
+        with self._cond:
+            while self._results[i] is None:
+                self._cond.wait()
+            r = self._results[i]
+        if isinstance(r, BaseException):
+            raise r
+        return r
+
+    def stop(self) -> None:
+        """Take no more items; wait for each thread's item in progress."""
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        for t in self._threads:
+            t.join()
+
+
 def serve(
     in_fd: int,
     out_fd: int,
@@ -101,8 +243,19 @@ def serve(
     layout: RequestLayout,
     stat_layout: StatLayout,
     default_algo: int,
+    threads: int = 1,
 ) -> int:
-    """Serve batches until end of input; returns the number of items handled."""
+    """Serve batches until end of input; returns the number of items handled.
+    ``threads`` > 1: that many I/O threads write each batch (:class:`ThreadedWriter`)."""
+    writer = ThreadedWriter(state, min(threads, MAX_THREADS)) if threads > 1 else None
+    try:
+        return _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer)
+    finally:
+        if writer is not None:
+            writer.stop()
+
+
+def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer) -> int:
     reader = PktReader(in_fd)
     handled = 0
     while True:
@@ -112,10 +265,12 @@ def serve(
         # The coordinator may have changed the tree since the last batch (it
         # resolves collisions in between): prove leading dirs real again.
         state.forget_dirs()
+        if writer is not None:
+            writer.start(items)
         out: list[bytes] = []
         last = time.monotonic()
-        for item in items:
-            status, st = write_pc_item(item, state)
+        for i, item in enumerate(items):
+            status, st = write_pc_item(item, state) if writer is None else writer.result(i)
             if status == _WRITTEN:
                 res = encode_written(item.id, st, stat_layout)
             else:

@@ -8,6 +8,12 @@ Reading goes through dulwich's :class:`~dulwich.object_store.DiskObjectStore`
 SHA-256) and asks for raw bytes with ``get_raw``: building ``Blob`` objects
 costs 10-15% more for nothing a checkout uses.
 
+Thread-safe for a helper's I/O threads: the pack readers
+(:mod:`packreader`) lock their own cache, and everything that goes through
+dulwich (its packs read with seek+read on one file object, its lazily
+loaded pack and alternates lists) is serialized by one lock; that path is
+the rare one (loose objects, alternates, unusual packs).
+
 The repository is opened once per process; the object store keeps its packs
 mapped, so consecutive items of one contiguous chunk share delta bases.
 
@@ -22,10 +28,13 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import zlib
 from collections.abc import Iterator
 
 from dulwich.object_store import DiskObjectStore
+
+from .packreader import PackReader
 
 __all__ = [
     "BlobStream",
@@ -184,8 +193,22 @@ class ObjectDatabase:
         self.store = DiskObjectStore(
             objects_dir, object_format=self.object_format, alternates=alternates or None
         )
-        self._get_raw = self.store.get_raw
+        self._dulwich_lock = threading.RLock()
         self._packs: list | None = None
+
+    def _get_raw(self, oid: bytes) -> tuple[int, bytes]:
+        """dulwich's ``get_raw``, one thread at a time."""
+        with self._dulwich_lock:
+            return self.store.get_raw(oid)
+
+    def _packs_list(self) -> list:
+        packs = self._packs
+        if packs is None:
+            with self._dulwich_lock:
+                if self._packs is None:
+                    self._packs = self._open_packs()
+                packs = self._packs
+        return packs
 
     def _pack_get_raw(self, oid: bytes) -> tuple[int, bytes]:
         """``get_raw`` that asks the packs first, without the store's per-lookup
@@ -193,11 +216,11 @@ class ObjectDatabase:
         as the index search itself when a checkout reads thousands of blobs.
         Anything not found this way (loose objects, alternates, a pack that
         appeared or vanished) goes through dulwich's full ``get_raw``."""
-        packs = self._packs
-        if packs is None:
-            packs = self._packs = self._open_packs()
-        for pack in packs:
+        for pack in self._packs_list():
             try:
+                if type(pack) is not PackReader:
+                    with self._dulwich_lock:
+                        return pack.get_raw(oid)
                 return pack.get_raw(oid)
             except KeyError:
                 continue
@@ -206,8 +229,6 @@ class ObjectDatabase:
         return self._get_raw(oid)
 
     def _open_packs(self) -> list:
-        from .packreader import PackReader
-
         out = []
         try:
             for pack in self.store.packs:
@@ -242,14 +263,16 @@ class ObjectDatabase:
         (packs of alternates, packs it could not map) are read whole.
         :class:`MissingObject` if absent or not a blob.
         """
-        packs = self._packs
-        if packs is None:
-            packs = self._packs = self._open_packs()
+        packs = self._packs_list()
         try:
             for pack in packs:
                 stream = getattr(pack, "get_raw_or_stream", None)
                 try:
-                    got = stream(oid, limit) if stream is not None else pack.get_raw(oid)
+                    if stream is not None:
+                        got = stream(oid, limit)
+                    else:
+                        with self._dulwich_lock:
+                            got = pack.get_raw(oid)
                 except KeyError:
                     continue
                 except (OSError, ValueError, IndexError, AssertionError, zlib.error):
@@ -270,7 +293,8 @@ class ObjectDatabase:
     def _loose_dirs(self) -> list[str]:
         dirs = [self.store.path]
         try:
-            dirs.extend(a.path for a in self.store.alternates if hasattr(a, "path"))
+            with self._dulwich_lock:
+                dirs.extend(a.path for a in self.store.alternates if hasattr(a, "path"))
         except OSError:
             pass
         return dirs

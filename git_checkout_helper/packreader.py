@@ -9,12 +9,20 @@ inflated with one ``zlib`` call on a zero-copy slice, and delta bases are
 kept in a small LRU cache keyed by pack offset (git's delta base cache,
 ``core.deltaBaseCacheLimit``), which contiguous chunks in path order hit
 often. Anything unusual raises, and the caller falls back to dulwich.
+
+Thread-safe for a helper's I/O threads (``--threads``): the mmap is only
+read, and the one LRU cache is shared under a lock held for the dictionary
+operations alone (never while inflating), so that threads writing one
+directory's files share its delta bases as one process does; two threads
+may rarely rebuild the same base at once, which costs time, not memory
+correctness. A cache per thread would keep K copies of the hot bases.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -70,6 +78,7 @@ class PackReader:
         self._resolve_ref = resolve_ref  # oid -> (type, bytes), for REF_DELTA bases elsewhere
         self._cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self._cached = 0
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         self._cache.clear()
@@ -134,10 +143,11 @@ class PackReader:
         return out
 
     def _object_at(self, offset: int, depth: int) -> tuple[int, bytes]:
-        cached = self._cache.get(offset)
-        if cached is not None:
-            self._cache.move_to_end(offset)
-            return cached
+        with self._lock:
+            cached = self._cache.get(offset)
+            if cached is not None:
+                self._cache.move_to_end(offset)
+                return cached
         if depth > MAX_DELTA_DEPTH:
             raise ValueError("delta chain too long")
         m = self._map
@@ -173,12 +183,13 @@ class PackReader:
         """A delta base, through the LRU cache (``cache_or_unpack_entry``)."""
         obj = self._object_at(offset, depth + 1)
         cache = self._cache
-        if offset not in cache:
-            n = len(obj[1])
-            if n <= DELTA_BASE_CACHE_LIMIT // 4:
-                cache[offset] = obj
-                self._cached += n
-                while self._cached > DELTA_BASE_CACHE_LIMIT:
-                    _, old = cache.popitem(last=False)
-                    self._cached -= len(old[1])
+        n = len(obj[1])
+        if n <= DELTA_BASE_CACHE_LIMIT // 4:
+            with self._lock:
+                if offset not in cache:
+                    cache[offset] = obj
+                    self._cached += n
+                    while self._cached > DELTA_BASE_CACHE_LIMIT:
+                        _, old = cache.popitem(last=False)
+                        self._cached -= len(old[1])
         return obj

@@ -16,6 +16,7 @@ environment itself.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -72,7 +73,9 @@ class Trace2:
             head = {
                 "event": event,
                 "sid": self.sid,
-                "thread": "main",
+                # (helper I/O threads are named th01:checkout..., as git names its threads)
+                "thread": "main" if threading.current_thread() is threading.main_thread()
+                else threading.current_thread().name,
                 "time": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
                 "file": "git_checkout_helper",
                 "line": 0,

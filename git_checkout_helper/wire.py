@@ -14,6 +14,14 @@ Two request dialects exist:
   bytes followed by ``int algo`` (0 in 2.32.0, 1 SHA-1, 2 SHA-256 from 2.33).
 * ``rfc``: the August 2020 RFC's ``checkout--helper`` (hash without algo, an
   ``attr_action`` field where git later put ``ce_mode``).
+
+One extension, ours only: :data:`GIT_FILTERS_LAYOUT` (the helper's
+``--filters``, sent only to our own helpers) is the ``git`` dialect plus an
+optional trailer after the path: the name of the ``filter.<driver>`` whose
+smudge the helper must apply (see :mod:`filters`). ``name_len`` already says
+where the path ends, so the trailer needs no separator, and an item without
+one is byte for byte a ``git`` item. git's worker never gets this layout (it
+would refuse the trailer as a corrupted item, see ``packet_to_pc_item``).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ __all__ = [
     "CRLF_ACTIONS",
     "ConvertCrlfAction",
     "GIT_HASH_SHA1",
+    "GIT_FILTERS_LAYOUT",
     "GIT_HASH_SHA256",
     "PcItem",
     "PcItemResult",
@@ -111,7 +120,10 @@ class Layout:
 
 
 class RequestLayout(Layout):
-    """One dialect of ``struct pc_item_fixed_portion``."""
+    """One dialect of ``struct pc_item_fixed_portion``; ``filters``: items may
+    carry a filter driver's name after the path (our extension)."""
+
+    filters = False
 
 
 REQUEST_LAYOUTS: dict[str, RequestLayout] = {
@@ -144,6 +156,10 @@ REQUEST_LAYOUTS: dict[str, RequestLayout] = {
         72,
     ),
 }
+
+#: The ``git`` dialect with the filter-driver trailer (helper ``--filters``).
+GIT_FILTERS_LAYOUT = RequestLayout("git", REQUEST_LAYOUTS["git"].fields, REQUEST_LAYOUTS["git"].size)
+GIT_FILTERS_LAYOUT.filters = True
 
 #: ``offsetof(struct pc_item_result, st)``: id (size_t), status (enum), 4 pad.
 RESULT_BASE = _build(
@@ -266,9 +282,13 @@ class PcItem(msgspec.Struct, gc=False):
     working_tree_encoding: bytes | None = None
     algo: int = GIT_HASH_SHA1
     attr_action: int = 0  # rfc dialect only
+    filter: bytes | None = None  # a filter driver's name: GIT_FILTERS_LAYOUT only
 
     def encode(self, layout: RequestLayout) -> bytes:
-        """Pack like git's ``send_one_item``: fixed portion, encoding, name."""
+        """Pack like git's ``send_one_item``: fixed portion, encoding, name
+        (then the filter driver's name, in the ``--filters`` layout only)."""
+        if self.filter and not layout.filters:
+            raise WireError(f"item {self.id}: a filtered item for a helper without --filters")
         enc = self.working_tree_encoding or b""
         h = self.oid.ljust(GIT_MAX_RAWSZ, b"\0")
         if layout.name == "git":
@@ -281,7 +301,7 @@ class PcItem(msgspec.Struct, gc=False):
                 self.id, h, self.ce_mode, self.attr_action, self.crlf_action, self.ident,
                 len(enc), len(self.name),
             )
-        return fixed + enc + self.name
+        return fixed + enc + self.name + (self.filter or b"")
 
 
 def decode_item(data: bytes, layout: RequestLayout, default_algo: int) -> PcItem:
@@ -300,7 +320,8 @@ def decode_item(data: bytes, layout: RequestLayout, default_algo: int) -> PcItem
     else:
         id_, h, ce_mode, attr_action, crlf, ident, enc_len, name_len = vals
         algo = 0
-    if len(data) - size != enc_len + name_len:
+    trailer = len(data) - size - enc_len - name_len
+    if trailer < 0 or (trailer and not layout.filters):
         raise WireError(
             f"checkout worker received corrupted item {id_} "
             f"(lengths {enc_len}+{name_len} do not match {len(data) - size} bytes)"
@@ -313,10 +334,11 @@ def decode_item(data: bytes, layout: RequestLayout, default_algo: int) -> PcItem
     if crlf not in CRLF_ACTIONS:
         raise WireError(f"item {id_}: unknown crlf_action {crlf}")
     enc = data[size : size + enc_len] if enc_len else None
-    name = data[size + enc_len :]
+    name = data[size + enc_len : len(data) - trailer]
     return PcItem(
         id=id_, oid=h[:rawsz], ce_mode=ce_mode, name=name, crlf_action=crlf,
         ident=ident, working_tree_encoding=enc, algo=algo, attr_action=attr_action,
+        filter=data[len(data) - trailer :] if trailer else None,
     )
 
 

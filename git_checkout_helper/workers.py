@@ -1,16 +1,52 @@
 """Running helper processes: git's ``parallel-checkout.c`` coordinator side.
 
 ``setup_workers`` / ``gather_results_from_workers`` / ``finish_workers``: spawn
-every helper first, then hand each one contiguous chunk of the items (git's
-split: ``nr / n`` each, the first ``nr % n`` one more), each chunk ending with
-a flush, then poll all helper stdouts at once and take results as they come.
-Contiguous chunks in index order keep a directory's files in one helper
-(directory locks in the kernel) and delta bases in one helper's cache.
+every helper first, hand out the items, then poll all helper stdouts (and the
+stdins that still have bytes to take) at once and take results as they come.
+Results are checked per helper and per batch, in order: ids ``start..end-1``
+then a flush; they land in ``results[id]``.
+
+Two ways to hand out the items (``checkout.distribution``):
+
+* **static** (git's split, and always for ``--helper-cmd``, which may be
+  git's ``checkout--worker``: it reads one batch and exits): each helper gets
+  one contiguous chunk (``nr / n`` each, the first ``nr % n`` one more) and
+  its input is closed. Contiguous chunks in index order keep a directory's
+  files in one helper (directory locks in the kernel) and delta bases in one
+  helper's cache. git's author notes that work stealing was never done: one
+  chunk holding the large files, or the slow directory, sets the pace while
+  the other helpers sit idle.
+* **dynamic** (the default for our own helpers, which read another batch
+  after answering a flush): *work sharing with shrinking chunks* (guided
+  self-scheduling, :class:`Chunker`). Each chunk is ``remaining / (4 n)``
+  items (at least a few), contiguous in path order and cut at a directory
+  boundary where one is near, and every helper keeps ``AHEAD`` = 2 batches in
+  flight (the one it writes, the next waiting in its pipe), so it never waits
+  for the coordinator; each flush that comes back is answered with the next
+  chunk. Early chunks are large (locality, few round trips), late ones small,
+  so helpers finish within about one small chunk of each other whatever the
+  sizes of the files.
+
+  Why not git 2007's "steal half of the busiest thread's remaining work"
+  (``builtin/pack-objects.c``)? Items sent to a helper cannot be taken back
+  over this wire (a helper reads a whole batch before it writes, as git's
+  worker does, and nothing cancels a batch), so stealing would need a
+  cancellation message and a way to prove that a stolen item was not also
+  written (O_EXCL would refuse the second write, as COLLIDED). Shrinking
+  chunks get most of the balance with nothing new on the wire: what a helper
+  holds and has not started is at most its next chunk, a ``1/(4n)`` share of
+  what was left when it was sent. The cost: a few more round trips (tens of
+  batches instead of ``n``), and chunk boundaries that may split a delta
+  chain between helpers.
 
 Anything unexpected from a helper (a result out of order, a short record, a
-death) marks that helper's unanswered items as not written; the caller
-decides what that means for the index. Helpers never outlive this function:
-on any exception (Ctrl-C included) they are terminated and reaped.
+death) marks every item it holds unanswered as not written; in dynamic mode
+the items not handed out yet go on to the other helpers; the caller decides
+what the lost ones mean for the index. Request bytes are written without
+blocking through the same selector (a blocking write to a helper that is
+itself blocked writing results would be a deadlock). Helpers never outlive
+:meth:`HelperPool.run`: on any exception (Ctrl-C included) they are
+terminated and reaped.
 """
 
 from __future__ import annotations
@@ -21,6 +57,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, pkt_line
@@ -33,24 +70,93 @@ from .wire import (
     decode_result,
 )
 
-__all__ = ["HelperPool", "split_batches"]
+__all__ = ["AHEAD", "Chunker", "HelperPool", "split_batches"]
 
-
+#: Batches in flight per helper in dynamic mode: the one it writes and one
+#: queued in its stdin, so that it never waits for the coordinator.
+AHEAD = 2
 
 class _Helper:
-    __slots__ = ("index", "proc", "start", "end", "next_id", "parser", "done", "error", "child_id", "t0")
+    __slots__ = ("index", "proc", "next_id", "parser", "done", "error", "child_id", "t0", "batches",
+                 "pending", "closing", "dropped")
 
-    def __init__(self, index, proc, start, end, child_id, t0):
+    def __init__(self, index, proc, child_id, t0):
         self.index = index
         self.proc = proc
-        self.start = start
-        self.end = end
-        self.next_id = start
+        self.next_id = 0
         self.parser = PktParser()
         self.done = False
         self.error: str | None = None
         self.child_id = child_id
         self.t0 = t0
+        #: [start, end) of each batch sent and not yet answered with its flush, in order
+        self.batches: deque[tuple[int, int]] = deque()
+        self.pending = bytearray()  # request bytes not yet taken by the helper's stdin
+        self.closing = False  # no more batches: close stdin once ``pending`` is out
+        self.dropped = False  # no longer listened to (EOF, or an error)
+
+    def unanswered(self) -> int:
+        if not self.batches:
+            return 0
+        return self.batches[0][1] - self.next_id + sum(e - s for s, e in list(self.batches)[1:])
+
+
+class Chunker:
+    """Work sharing in shrinking chunks (guided self-scheduling) over items
+    in index (path) order; see the module docstring for why.
+
+    Each chunk is ``remaining / (FACTOR * n)`` items, at least ``MIN_CHUNK``
+    (the last one takes a smaller remainder whole), contiguous, and cut at a
+    directory boundary when one lies within a quarter of the chunk's size of
+    the cut: a directory's files stay in one helper (one process creating in
+    a directory, not two fighting over its lock) as far as sizes allow.
+    """
+
+    FACTOR = 4
+    MIN_CHUNK = 8
+
+    def __init__(self, names: Sequence[bytes], n: int) -> None:
+        self.names = names
+        self.n = max(1, n)
+        self.pos = 0
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self.names)
+
+    def next(self) -> tuple[int, int] | None:
+        nr, pos = len(self.names), self.pos
+        rem = nr - pos
+        if rem <= 0:
+            return None
+        size = max(min(self.MIN_CHUNK, -(-rem // self.n)), -(-rem // (self.FACTOR * self.n)))
+        end = pos + size
+        if end + min(self.MIN_CHUNK, size) > nr:
+            end = nr
+        else:
+            end = self._dir_cut(pos, end, size // 4)
+        self.pos = end
+        return pos, end
+
+    def _dir_cut(self, pos: int, end: int, slack: int) -> int:
+        """The directory boundary nearest ``end`` within ``slack`` items (never
+        before ``pos + 1``), or ``end`` itself when there is none."""
+        names = self.names
+
+        def boundary(i: int) -> bool:
+            a, b = names[i - 1], names[i]
+            return a[: a.rfind(b"/") + 1] != b[: b.rfind(b"/") + 1]
+
+        if boundary(end):
+            return end
+        lo = max(pos + 1, end - slack)
+        hi = min(len(names) - 1, end + slack)
+        for d in range(1, slack + 1):
+            if end - d >= lo and boundary(end - d):
+                return end - d
+            if end + d <= hi and boundary(end + d):
+                return end + d
+        return end
 
 
 def split_batches(nr: int, num_workers: int) -> list[tuple[int, int]]:
@@ -166,6 +272,7 @@ class HelperPool:
         self.argv = argv
         self.trace = trace
         self.helpers: list[_Helper] = []
+        self.batches = 0  # batches sent by the last run()
         try:
             for i in range(n):
                 cid = trace.child_start(trace_argv or argv) if trace is not None else -1
@@ -176,7 +283,7 @@ class HelperPool:
                         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
                         bufsize=0, close_fds=True,
                     )
-                self.helpers.append(_Helper(i, proc, 0, 0, cid, time.monotonic()))
+                self.helpers.append(_Helper(i, proc, cid, time.monotonic()))
         except BaseException:
             self.close(error=lambda m: None, abort=True)
             raise
@@ -192,33 +299,61 @@ class HelperPool:
         stat_layout: StatLayout,
         on_result: Callable[[PcItemResult], None],
         error: Callable[[str], None] = lambda m: None,
+        dynamic: bool = False,
     ) -> list[PcItemResult | None]:
         """Write ``items`` with (up to) every helper; results indexed by item id.
 
         Item ids must be 0..len(items)-1 in order. A slot left None was never
         answered (its helper died or misbehaved); ``error`` has been told why.
+        ``dynamic``: work sharing in shrinking chunks (:class:`Chunker`, only
+        for helpers that read another batch after a flush: ours); otherwise
+        git's static split, one batch per helper.
         """
         nr = len(items)
         results: list[PcItemResult | None] = [None] * nr
         used = self.helpers[: max(1, min(nr, len(self.helpers)))]
         sel = selectors.DefaultSelector()
         aborted = True
+        feed = Chunker([it.name for it in items], len(used)) if dynamic and nr else None
+        self.batches = 0
+
+        def send(h: _Helper, start: int, end: int) -> None:
+            h.batches.append((start, end))
+            if len(h.batches) == 1:
+                h.next_id = start
+            h.pending += b"".join([pkt_line(items[j].encode(layout)) for j in range(start, end)]) + FLUSH_PKT
+            self.batches += 1
+
+        def refill(h: _Helper, ahead: int = AHEAD) -> None:
+            """Keep ``ahead`` batches in flight; close the input when the queue is dry."""
+            if h.error is not None:  # gone: the queue is for the others
+                return
+            if feed is not None:
+                while len(h.batches) < ahead:
+                    chunk = feed.next()
+                    if chunk is None:
+                        break
+                    send(h, *chunk)
+            if feed is None or feed.done:
+                h.closing = True
+                h.done = not h.batches
+            _pump(sel, h)
+
         try:
-            for h, (start, end) in zip(used, split_batches(nr, len(used)), strict=True):
-                h.start, h.end, h.next_id = start, end, start
             for h in self.helpers[len(used) :]:
                 h.done = True  # nothing for it: an empty input ends it
                 self._close_input(h)
             for h in used:
-                batch = b"".join([pkt_line(items[j].encode(layout)) for j in range(h.start, h.end)])
-                try:
-                    h.proc.stdin.write(batch + FLUSH_PKT)
-                except (BrokenPipeError, OSError) as e:
-                    h.error = f"checkout helper {h.index} closed its input early ({e.strerror or e})"
-                self._close_input(h)
+                os.set_blocking(h.proc.stdin.fileno(), False)
                 os.set_blocking(h.proc.stdout.fileno(), False)
-                sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, h)
-            _gather(sel, used, results, stat_layout, on_result)
+                sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, (h, False))
+            if feed is None:
+                for h, (start, end) in zip(used, split_batches(nr, len(used)), strict=True):
+                    send(h, start, end)
+            for ahead in range(1, AHEAD + 1):  # one batch each first, then the ones ahead
+                for h in used:
+                    refill(h, ahead)
+            _gather(sel, used, results, stat_layout, on_result, refill)
             aborted = False
         finally:
             sel.close()
@@ -257,11 +392,53 @@ class HelperPool:
                 error(h.error)
 
 
-def _gather(sel, helpers, results, stat_layout, on_result) -> None:
+def _pump(sel, h: _Helper) -> None:
+    """Move pending request bytes into the helper's stdin without blocking
+    (a blocking write to a helper blocked writing its results would be a
+    deadlock); the selector's write interest stays while bytes wait."""
+    fd = h.proc.stdin.fileno() if not h.proc.stdin.closed else -1
+    if fd < 0:
+        return
+    if h.pending and h.error is None:
+        try:
+            n = os.write(fd, h.pending)
+        except BlockingIOError:
+            n = 0
+        except OSError as e:  # EPIPE: it is gone, or closed its input
+            h.error = f"checkout helper {h.index} closed its input early ({e.strerror or e})"
+            h.pending.clear()
+            n = 0
+        del h.pending[:n]
+    registered = sel.get_map().get(fd) is not None
+    if h.pending and h.error is None:
+        if not registered:
+            sel.register(fd, selectors.EVENT_WRITE, (h, True))
+        return
+    if registered:
+        sel.unregister(fd)
+    if h.closing or h.error is not None:
+        HelperPool._close_input(h)
+
+
+def _gather(sel, helpers, results, stat_layout, on_result, refill) -> None:
+    """``gather_results_from_workers``: results checked per helper and batch,
+    in order; a flush completes the oldest batch and asks ``refill`` for more."""
     active = len(helpers)
+    for h in helpers:
+        if h.error:  # its input is gone already: nothing it says counts
+            _drop(sel, h, None)
+            active -= 1
     while active:
         for key, _ in sel.select():
-            h: _Helper = key.data
+            h, writing = key.data
+            if h.dropped:  # (an event of the same select() for its other pipe)
+                continue
+            if writing:
+                _pump(sel, h)
+                if h.error:
+                    _drop(sel, h, None)
+                    active -= 1
+                continue
             try:
                 data = os.read(key.fd, 1 << 16)
             except BlockingIOError:
@@ -270,19 +447,27 @@ def _gather(sel, helpers, results, stat_layout, on_result) -> None:
                 try:
                     pkts = h.parser.feed(data)
                 except PktLineError as e:
-                    _drop(sel, key.fd, h, f"checkout helper {h.index}: {e}")
+                    _drop(sel, h, f"checkout helper {h.index}: {e}")
                     active -= 1
                     continue
                 for pkt in pkts:
                     if h.done or h.error:
                         break
+                    batch = h.batches[0] if h.batches else None
                     if pkt == FLUSH:
-                        if h.next_id != h.end:
+                        if batch is None:
+                            h.error = f"received flush from supposedly finished checkout helper {h.index}"
+                            continue
+                        if h.next_id != batch[1]:
                             h.error = (
                                 f"checkout helper {h.index} finished with "
-                                f"{h.end - h.next_id} items unanswered"
+                                f"{batch[1] - h.next_id} items unanswered"
                             )
-                        h.done = True
+                            continue
+                        h.batches.popleft()
+                        if h.batches:
+                            h.next_id = h.batches[0][0]
+                        refill(h)
                         continue
                     if isinstance(pkt, int):
                         h.error = f"checkout helper {h.index} sent an unexpected special packet"
@@ -292,7 +477,7 @@ def _gather(sel, helpers, results, stat_layout, on_result) -> None:
                     except WireError as e:
                         h.error = f"checkout helper {h.index}: {e}"
                         continue
-                    if h.next_id >= h.end:
+                    if batch is None or h.next_id >= batch[1]:
                         h.error = f"received result from supposedly finished checkout helper {h.index}"
                         continue
                     if res.id != h.next_id:
@@ -305,21 +490,27 @@ def _gather(sel, helpers, results, stat_layout, on_result) -> None:
                     results[res.id] = res
                     on_result(res)
                 if h.error:
-                    _drop(sel, key.fd, h, None)
+                    _drop(sel, h, None)
                     active -= 1
             else:  # EOF
                 if not h.done and h.error is None:
                     h.error = (
                         f"checkout helper {h.index} ended its output before answering "
-                        f"{h.end - h.next_id} items"
+                        f"{h.unanswered()} items"
                     )
-                _drop(sel, key.fd, h, None)
+                _drop(sel, h, None)
                 active -= 1
 
 
-def _drop(sel, fd, h: _Helper, err: str | None) -> None:
+def _drop(sel, h: _Helper, err: str | None) -> None:
+    """Stop listening to ``h`` (both pipes); stop it if it misbehaved."""
     if err and not h.error:
         h.error = err
-    sel.unregister(fd)
+    h.dropped = True
+    for f in (h.proc.stdout, h.proc.stdin):
+        if f is not None and not f.closed and sel.get_map().get(f.fileno()) is not None:
+            sel.unregister(f.fileno())
+    h.pending.clear()
+    HelperPool._close_input(h)
     if h.error and h.proc.poll() is None:
         h.proc.send_signal(signal.SIGTERM)

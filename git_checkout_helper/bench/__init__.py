@@ -203,6 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     from .runner import Bench, git_env, log, make_tools
 
     opts = options.parse(sys.argv[1:] if argv is None else argv)
+    if opts.filter_bench:
+        from .filters import main as filter_main
+
+        return filter_main(opts)
+    if opts.scenario == "distribution":
+        from .distribution import main as distribution_main
+
+        return distribution_main(opts)
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     load_start = _load()
     notes: list[str] = []

@@ -38,6 +38,14 @@ environment (command-line options win):
                             (default bench-results/work-<pid>)
   BENCH_CACHE=<dir>         where generated repositories are kept (default bench-results/cache)
   BENCH_SEED=1              seed of the generated repository and of the run order
+  BENCH_FILTER=1            only the filter row (bench/filters.py): BENCH_FILES files (default 500)
+                            through a process filter costing BENCH_FILTER_COST_MS (2) per file,
+                            git and ours -j 1 against ours -j N with filter.<driver>.parallel
+  BENCH_SCENARIO=distribution
+                            only the distribution rows (bench/distribution.py): ours -j 2 dynamic vs
+                            static on skewed, clustered and uniform inputs of BENCH_FILES files (default
+                            6000) on tmpfs; on the latency filesystem, P processes x T helper threads
+                            (checkout.helperThreads) for 8x1, 2x4, 16x1, 4x4: time and summed RSS/PSS
 """
 
 
@@ -58,6 +66,9 @@ class Options(msgspec.Struct):
     work_dir: str | None
     cache_dir: str
     seed: int
+    filter_bench: bool = False
+    filter_cost_ms: float = 2.0
+    scenario: str | None = None  # BENCH_SCENARIO: "distribution" (bench/distribution.py)
 
 
 def _csv(value: str, allowed: tuple[str, ...] | None, what: str) -> list[str]:
@@ -104,6 +115,9 @@ def parse(argv: list[str], env: dict[str, str] | None = None) -> Options:
     ap.add_argument("--out", default=env.get("BENCH_OUT"))
     ap.add_argument("--work-dir", default=env.get("BENCH_DIR"))
     ap.add_argument("--seed", type=int, default=int(env.get("BENCH_SEED", "1")))
+    ap.add_argument("--filter-bench", action="store_true", default=env.get("BENCH_FILTER", "") not in ("", "0"))
+    ap.add_argument("--filter-cost-ms", type=float, default=float(env.get("BENCH_FILTER_COST_MS", "2")))
+    ap.add_argument("--scenario", default=env.get("BENCH_SCENARIO") or None, choices=("distribution",))
     a = ap.parse_args(argv)
 
     quick = a.quick
@@ -116,7 +130,8 @@ def parse(argv: list[str], env: dict[str, str] | None = None) -> Options:
     else:
         fss = ["disk", "tmpfs"] if a.scale == "large" and not quick else list(FILESYSTEMS)
     tools = _csv(a.tools, FAMILIES, "tool") if a.tools else list(FAMILIES)
-    files = a.files or SCALES["quick" if quick else a.scale]
+    files = a.files or (500 if a.filter_bench else 6000 if a.scenario == "distribution"
+                        else SCALES["quick" if quick else a.scale])
     if a.workers:
         workers = _ints(a.workers, "BENCH_WORKERS")
     else:
@@ -138,5 +153,5 @@ def parse(argv: list[str], env: dict[str, str] | None = None) -> Options:
         workers=workers, latency_workers=lat_workers, latency_ms=a.latency_ms, clone_mode=a.clone_mode,
         out=os.path.abspath(out), work_dir=os.path.abspath(a.work_dir) if a.work_dir else None,
         cache_dir=os.path.abspath(env.get("BENCH_CACHE") or os.path.join("bench-results", "cache")),
-        seed=a.seed,
+        seed=a.seed, filter_bench=a.filter_bench, filter_cost_ms=a.filter_cost_ms, scenario=a.scenario,
     )

@@ -7,6 +7,7 @@ import statistics
 
 import msgspec
 
+from .autorow import auto_vs_best
 from .runner import Cell
 
 OP_TITLES = {"clone": "clone", "far": "switch far", "near": "switch near"}
@@ -123,6 +124,8 @@ def markdown(rep: Report) -> str:
                 row += f" {t} | {r} |"
             lines.append(row)
         lines.append("")
+        lines += _per_file_and_rss(cells, tools, d.get("files") or 0)
+        lines += auto_vs_best(cells)
     if notes:
         lines.append("Notes on cells:")
         for text, n in sorted(notes.items(), key=lambda kv: kv[1]):
@@ -133,6 +136,25 @@ def markdown(rep: Report) -> str:
         lines += [f"- {n}" for n in rep.notes]
         lines.append("")
     return "\n".join(lines)
+
+
+def _per_file_and_rss(cells: list[Cell], tools: list[tuple[str, str]], files: int) -> list[str]:
+    """The clone's cost per file (median seconds / files in HEAD, µs) and the
+    median peak RSS of the largest process of each run (wait4's ru_maxrss:
+    our coordinator or a helper; git's coordinator or a worker): what the
+    100,000-file targets are judged by."""
+    by = {c.tool: c for c in cells if c.op == "clone" and c.seconds}
+    parts = []
+    for key, label in tools:
+        c = by.get(key)
+        if c is None:
+            continue
+        per_file = f"{c.median / files * 1e6:.0f} µs/file, " if files else ""
+        rss = f"{statistics.median(c.max_rss_kib) / 1024:.0f} MiB" if c.max_rss_kib else "?"
+        parts.append(f"{label} {per_file}{rss}")
+    if not parts:
+        return []
+    return ["Clone, cost per file and peak RSS (largest process): " + "; ".join(parts) + ".", ""]
 
 
 def write_json(rep: Report, path: str) -> None:
@@ -166,7 +188,7 @@ def chart(rep: Report, path: str) -> str | None:
                 continue
             for fam, style in (("ours", "-o"), ("git", "--s")):
                 pts = sorted((c.workers, base[op] / c.median) for c in cells
-                             if c.op == op and c.family == fam and c.median)
+                             if c.op == op and c.family == fam and c.median and c.workers)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=colors[op],
                             label=f"{fam} {OP_TITLES[op]}", alpha=0.9 if fam == "ours" else 0.6)

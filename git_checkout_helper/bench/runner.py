@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from .autorow import auto_tool
 from .options import Options
 
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers.py")
@@ -44,6 +45,9 @@ class Cell(msgspec.Struct):
     seconds: list[float] = msgspec.field(default_factory=list)
     cpu_seconds: list[float] = msgspec.field(default_factory=list)  # the process and its waited children
     fs_daemon_cpu_seconds: list[float] = msgspec.field(default_factory=list)  # latencyfs only
+    #: wait4's ru_maxrss: the peak RSS of the largest process of the run's tree
+    #: (our coordinator, or a helper if one grew larger), in KiB.
+    max_rss_kib: list[int] = msgspec.field(default_factory=list)
     median: float | None = None
     min: float | None = None
     max: float | None = None
@@ -92,6 +96,9 @@ def make_tools(fs: str, opts: Options) -> list[Tool]:
         if "ours" in opts.tools:
             label = "ours, sequential (-j 1)" if w == 1 else f"ours, -j {w}"
             tools.append(Tool(f"ours-j{w}", "ours", w, label, f"git-w{w}" if "git" in opts.tools else None))
+    auto = auto_tool(Tool, opts)  # checkout.workers=auto (autorow.py)
+    if auto is not None:
+        tools.append(auto)
     for w in workers:
         if "git" in opts.tools:
             tools.append(Tool(f"git-w{w}", "git", w, f"git, checkout.workers={w}", None))
@@ -181,6 +188,7 @@ class Timed:
     seconds: float
     cpu: float
     daemon_cpu: float | None
+    max_rss_kib: int
     rc: int
     err: str
 
@@ -211,7 +219,7 @@ def time_run(cmd: list[str], cwd: str, env, daemon: subprocess.Popen | None) -> 
         errf.seek(0)
         err = errf.read()[-4000:].decode("utf-8", "replace")
     dcpu = d1 - d0 if d0 is not None and d1 is not None else None
-    return Timed(t1 - t0, ru.ru_utime + ru.ru_stime, dcpu, p.returncode, err)
+    return Timed(t1 - t0, ru.ru_utime + ru.ru_stime, dcpu, ru.ru_maxrss, p.returncode, err)
 
 
 # -- the run ----------------------------------------------------------------------
@@ -342,7 +350,7 @@ class Bench:
         """(argv, cwd) of one timed run."""
         whole = op == "clone" and self.opts.clone_mode == "whole"
         head = self.source.head
-        n = str(tool.workers)
+        n = "auto" if tool.workers is None else str(tool.workers)
         parent = os.path.dirname(run)
         if tool.family == "git":
             cfg = ["git", "-c", f"checkout.workers={n}", "-c", "checkout.thresholdForParallelism=0"]
@@ -352,10 +360,11 @@ class Bench:
                 return [*cfg, "checkout", "-q", "-f", "HEAD"], run
             return [*cfg, "checkout", "-q", head], run
         if tool.family == "ours":
+            # -j auto keeps its own threshold (autoworkers.py); fixed rows have none.
+            thr = [] if tool.workers is None else ["--threshold", "0"]
             if whole:
-                return [self.ours["git-parallel-clone"], "-j", n, "-q", "--threshold", "0", cond.source_run, run], \
-                    parent
-            cmd = [self.ours["git-parallel-checkout"], "-j", n, "-q", "--threshold", "0"]
+                return [self.ours["git-parallel-clone"], "-j", n, "-q", *thr, cond.source_run, run], parent
+            cmd = [self.ours["git-parallel-checkout"], "-j", n, "-q", *thr]
             return ([*cmd, "-f", "HEAD"] if op == "clone" else [*cmd, head]), run
         if tool.family in ("dulwich", "pygit2"):
             py = [sys.executable, "-I", PEERS, tool.family]  # -I: the bench directory is not on sys.path
@@ -459,6 +468,7 @@ class Bench:
                     cell.rounds.append(rnd)
                     cell.seconds.append(round(r.seconds, 6))
                     cell.cpu_seconds.append(round(r.cpu, 4))
+                    cell.max_rss_kib.append(r.max_rss_kib)
                     if r.daemon_cpu is not None:
                         cell.fs_daemon_cpu_seconds.append(round(r.daemon_cpu, 3))
                     if cell.verified is None:

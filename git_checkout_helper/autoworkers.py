@@ -1,0 +1,184 @@
+"""``checkout.workers=auto``: how many helper processes, and I/O threads in
+each, from what the work tree is on and what there is to write.
+
+git has no ``auto`` (its ``git_config_int`` rejects the word: "bad numeric
+config value"); it is our extension of ``get_parallel_checkout_configs``.
+What git does give is the advice this table follows, from its documentation
+of ``checkout.workers`` and the measurements published with parallel
+checkout (git 2.32): parallel checkout "usually delivers better performance
+for repositories located on SSDs or over NFS"; on spinning disks and on
+machines with few cores the sequential checkout "often performs better";
+on NFS / Amazon EFS the gains kept growing up to 16-64 workers. And the
+measurements taken here (2 CPUs shared with other work, 5,000 files on
+tmpfs and ext4, 1,000 files on the 1 ms FUSE latency filesystem of
+:mod:`bench.latencyfs`; medians):
+
+==============  ======  ======  ======  ======  ======  ======
+where            -j 1    -j 2    -j 4    -j 8    -j 16   -j 32
+==============  ======  ======  ======  ======  ======  ======
+tmpfs clone      1.08    1.38    1.27
+tmpfs far        0.84    0.91    1.00
+ext4 clone       0.99    1.02    1.10
+latency clone    9.17            3.63    2.97    3.03    3.50
+latency clone    8.90            2.95    2.28    2.09    2.43
+latency near     4.57            2.65    2.18    2.32    2.64
+==============  ======  ======  ======  ======  ======  ======
+
+and processes x threads on the latency filesystem (clone, 3 runs): 8x1
+2.72, 16x1 2.65, 2x8 2.99, 4x2 2.65, 4x4 2.53, 8x2 2.48. Two medians of one
+setting moved by up to 40% between runs on this machine (load 2.5-4, from
+other work): the table follows the shape, not the last digit.
+
+So: a local filesystem is CPU-bound (inflate, convert, and Python's cost
+per file), where helpers win little on 2 CPUs: over four 5-9-run benches
+the fastest of -j 1/2/4 changed from run to run (-j 1 first at load ~3.7
+and ~1.3-2.5; -j 2 or 4 first by 5-15% at load 3.5-7.7), by no more than
+two runs of one setting differ; a latency-bound
+one (every create, write, close and stat a round trip) wants many requests
+in flight (best near 16 here, worse at 32), up to what the server, here a
+Python FUSE daemon on the same two CPUs, can serve; threads carry them as
+well as processes do, for less memory and fork time.
+
+The decision (:func:`auto_workers`), for ``work`` = items plus, when the
+total size is known, bytes in item-sized units (``ITEM_BYTES``):
+
+* fewer than the threshold (an explicit ``checkout.thresholdForParallelism``
+  or ``--threshold``; else git's 100, or 16 on a latency-bound filesystem,
+  where two helpers already halve several milliseconds a file): sequential;
+* ``nfs``, ``smb``, ``network``: 32 requests in flight (the middle of git's
+  16-64), at least 8 items each; processes up to 4 per CPU, I/O threads in
+  each for the rest (a helper there mostly waits);
+* ``fuse``: 8 requests in flight per CPU (the daemon is a local process
+  competing for the same CPUs: measured best near 16 on 2 CPUs), 4..64,
+  split the same way;
+* ``local`` on a rotational device: sequential (git's advice: seeks); a
+  virtual disk's flag is not taken for one (:func:`fsinfo.probe`);
+* ``tmpfs``, ``local`` non-rotational, ``overlay``, ``unknown``: one helper
+  per usable CPU (:func:`fsinfo.usable_cpus`: online, affinity, cgroup
+  quota; busy CPUs count, as in git's ``online_cpus``: the scheduler
+  gives each runnable helper its share, so on a loaded machine helpers
+  still gain, as measured), at least 50 items each (git's threshold of 100
+  over its 2-worker minimum); one thread.
+
+The coordinator cannot know the blobs' sizes without reading every object
+header (a pack index has no sizes), so it passes ``total_bytes=None`` and
+the count of items decides; an API caller that knows the size may pass it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .config import DEFAULT_THRESHOLD_FOR_PARALLELISM
+from .fsinfo import FsInfo
+
+__all__ = ["AutoWorkers", "auto_workers"]
+
+#: Filesystems where a file costs round trips rather than CPU.
+LATENCY_KINDS = frozenset({"nfs", "smb", "fuse", "network"})
+#: Below this many items a latency-bound checkout is written in process.
+LATENCY_THRESHOLD = 16
+#: Requests in flight on a network filesystem (git's NFS numbers: 16-64).
+NETWORK_CONCURRENCY = 32
+#: Requests in flight per CPU on FUSE (its daemon shares our CPUs), and bounds.
+FUSE_CONCURRENCY_PER_CPU = 8
+FUSE_CONCURRENCY = (4, 64)
+#: Helper processes per CPU on a latency-bound filesystem; threads beyond
+#: (measured: 8 processes x 2 threads at least as fast as 16 processes).
+LATENCY_PROCESSES_PER_CPU = 4
+#: Items each request slot should get at least (a fork costs about a file).
+LATENCY_ITEMS_PER_SLOT = 8
+#: Items each helper should get at least on a CPU-bound filesystem.
+LOCAL_ITEMS_PER_HELPER = DEFAULT_THRESHOLD_FOR_PARALLELISM // 2
+#: Bytes that cost about as much as one more file: CPU-bound, ~16 KiB of
+#: inflating is Python's per-file overhead (~100 us); latency-bound, a
+#: write request carries up to 128 KiB (FUSE max_write, a common NFS wsize).
+ITEM_BYTES = {"cpu": 16 << 10, "latency": 128 << 10}
+#: More helpers than this buys nothing (checkout.MAX_WORKERS).
+MAX_PROCESSES = 64
+MAX_THREADS = 16
+
+
+class AutoWorkers(msgspec.Struct, kw_only=True):
+    """One decision, with what it was made from (shown by ``-v`` and trace2)."""
+
+    processes: int
+    threads: int
+    reason: str
+    fs: str
+    rotational: bool | None
+    cpus: int
+    idle_cpus: int
+    items: int
+    total_bytes: int | None
+    threshold: int
+    filesystem: FsInfo | None = None  # filled in by the coordinator
+
+
+def auto_workers(fs_kind: str, rotational: bool | None, cpus: int, nr_items: int,
+                 total_bytes: int | None = None, threshold: int | None = None,
+                 idle_cpus: int | None = None) -> AutoWorkers:
+    """(processes, threads) for ``nr_items`` items on a ``fs_kind`` filesystem
+    (:data:`fsinfo.KINDS`) with ``cpus`` CPUs this process may use, of
+    which ``idle_cpus`` are idle (None: all); ``threshold`` is an explicit
+    ``checkout.thresholdForParallelism`` (None: the table's own). Pure: the
+    table of the module docstring.
+
+    ``idle_cpus`` is for a caller that keeps CPUs for other work: a
+    CPU-bound checkout then uses only those, a latency-bound one (whose
+    helpers mostly wait) all of them. The coordinator passes none: busy
+    CPUs count (see the module docstring)."""
+    cpus = max(1, cpus)
+    idle = cpus if idle_cpus is None else max(1, min(idle_cpus, cpus))
+    nr = max(0, nr_items)
+    latency = fs_kind in LATENCY_KINDS
+    if threshold is None:
+        threshold = LATENCY_THRESHOLD if latency else DEFAULT_THRESHOLD_FOR_PARALLELISM
+    work = nr
+    if total_bytes:
+        work += total_bytes // ITEM_BYTES["latency" if latency else "cpu"]
+
+    def decide(processes: int, threads: int, why: str) -> AutoWorkers:
+        processes = max(1, min(processes, MAX_PROCESSES, nr or 1))
+        threads = max(1, min(threads, MAX_THREADS))
+        if processes == 1 and threads == 1:
+            why = "sequential: " + why
+        return AutoWorkers(processes=processes, threads=threads, reason=why, fs=fs_kind, rotational=rotational,
+                           cpus=cpus, idle_cpus=idle, items=nr, total_bytes=total_bytes, threshold=threshold)
+
+    size = f" ({total_bytes} bytes)" if total_bytes else ""
+    if work < threshold or nr < 2:
+        return decide(1, 1, f"{nr} items{size} below the threshold of {threshold}")
+    if latency:
+        if fs_kind == "fuse":
+            lo, hi = FUSE_CONCURRENCY
+            target = min(hi, max(lo, FUSE_CONCURRENCY_PER_CPU * cpus))
+            why = f"FUSE: {FUSE_CONCURRENCY_PER_CPU} requests in flight per CPU wanted ({cpus} CPUs)"
+        else:
+            target = NETWORK_CONCURRENCY
+            why = f"{fs_kind} filesystem: latency-bound, {NETWORK_CONCURRENCY} requests in flight wanted"
+        # (never more requests in flight than items: the bytes of big files
+        # add round trips to a file, not files to write at once)
+        slots = max(1, min(target, work // LATENCY_ITEMS_PER_SLOT, nr))
+        processes = min(slots, LATENCY_PROCESSES_PER_CPU * cpus, MAX_PROCESSES, nr)
+        threads = min(slots // processes, MAX_THREADS)
+        if processes * threads < target:
+            why += f", {processes * threads} for {nr} items"
+        if threads > 1:
+            why += f" ({processes} processes of {threads} threads)"
+        return decide(processes, threads, why)
+    if fs_kind == "local" and rotational:
+        return decide(1, 1, "rotational disk (git: sequential is often better on spinning disks)")
+    helpers = min(idle, work // LOCAL_ITEMS_PER_HELPER)
+    what = {"tmpfs": "memory filesystem", "local": "non-rotational disk", "overlay": "overlay",
+            }.get(fs_kind, f"{fs_kind} filesystem")
+    if fs_kind == "local" and rotational is None:
+        what = "disk of unknown rotation"
+    cpu_text = f"{cpus} CPU{'s' if cpus != 1 else ''}" if idle == cpus else \
+        f"{idle} idle CPU{'s' if idle != 1 else ''} of {cpus}"
+    if helpers <= 1:
+        why = f"{what}: CPU-bound, {cpu_text}"
+        if idle > 1:
+            why += f", {nr} items are not worth a second helper"
+        return decide(1, 1, why)
+    return decide(helpers, 1, f"{what}: CPU-bound, one helper per CPU ({cpu_text})")

@@ -1,0 +1,271 @@
+"""Dynamic distribution (workers.Chunker, HelperPool.run(dynamic=True)) and
+I/O threads in helpers (helper.ThreadedWriter).
+
+* the chunker hands out every item exactly once, contiguous, shrinking, cut
+  at directory boundaries when one is near;
+* a pool of real helpers answers many batches, every id once, in order per
+  batch;
+* a helper killed in the middle of its second batch loses only what it
+  held; the rest of the queue goes to the survivor; end to end, the
+  checkout fails with one line per lost path, the index and HEAD stay, no
+  half file is left, and a re-run finishes;
+* a thread that raises stops the helper cleanly (its threads are joined).
+
+Deterministic: the helper that dies is chosen by whichever takes a lock
+directory first, and dies after an exact number of results
+(t/helper/misbehaving-helper); nothing waits for time to pass.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from git_checkout_helper.checkout import Checkout, CheckoutError, CheckoutOptions, run_checkout
+from git_checkout_helper.repository import Repository
+from git_checkout_helper.wire import REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
+from git_checkout_helper.workers import Chunker, HelperPool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MISBEHAVE = os.path.join(ROOT, "t", "helper", "misbehaving-helper")
+WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
+
+
+def _env(home: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"), GIT_CONFIG_NOSYSTEM="1",
+               GIT_AUTHOR_NAME="A U Thor", GIT_AUTHOR_EMAIL="author@example.com",
+               GIT_COMMITTER_NAME="C O Mitter", GIT_COMMITTER_EMAIL="committer@example.com",
+               PYTHONPATH=ROOT, LC_ALL="C")
+    return env
+
+
+def _git(env, *args, cwd=None) -> bytes:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True).stdout
+
+
+# --- the chunker ---------------------------------------------------------------
+
+
+def _names(spec: list[tuple[str, int]]) -> list[bytes]:
+    return [f"{d}/f{i:04d}".encode() for d, n in spec for i in range(n)]
+
+
+@pytest.mark.parametrize("nr,n", [(1, 2), (7, 2), (20, 2), (10, 4), (1000, 2), (5000, 8), (333, 3)])
+def test_chunker_hands_out_every_item_once_in_order(nr, n):
+    names = _names([("d", nr)])
+    c = Chunker(names, n)
+    chunks = []
+    while (ch := c.next()) is not None:
+        chunks.append(ch)
+    assert c.done and c.next() is None
+    assert chunks[0][0] == 0 and chunks[-1][1] == nr
+    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:], strict=False))
+    assert all(s < e for s, e in chunks)
+    if nr >= 1000:  # guided self-scheduling: large first, small last
+        sizes = [e - s for s, e in chunks]
+        assert sizes[0] == -(-nr // (Chunker.FACTOR * n))
+        assert sizes[0] > 4 * sizes[-1]
+        assert max(sizes[-3:]) <= 2 * Chunker.MIN_CHUNK
+
+
+def test_chunker_cuts_at_a_nearby_directory_boundary():
+    # 2 helpers, 400 items: the first chunk is 50; a boundary at 45 is near.
+    names = _names([("a", 45), ("b", 355)])
+    assert Chunker(names, 2).next() == (0, 45)
+    # No boundary within a quarter of the chunk: cut where the size says.
+    names = _names([("a", 30), ("b", 370)])
+    assert Chunker(names, 2).next() == (0, 50)
+    # The nearest boundary wins, on either side.
+    names = _names([("a", 53), ("b", 347)])
+    assert Chunker(names, 2).next() == (0, 53)
+
+
+# --- real helpers ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """main: a/ and b/ with 200 files each; other: every file changed."""
+    home = str(tmp_path_factory.mktemp("home"))
+    env = _env(home)
+    src = os.path.join(home, "src")
+    _git(env, "init", "-q", "-b", "main", src)
+    for rev in ("main", "other"):
+        if rev == "other":
+            _git(env, "checkout", "-q", "-b", "other", cwd=src)
+        for d in ("a", "b"):
+            os.makedirs(os.path.join(src, d), exist_ok=True)
+            for i in range(200):
+                with open(os.path.join(src, d, f"f{i:03d}"), "w") as f:
+                    f.write(f"{rev} {d} {i}\n" * (1 + i % 7))
+        _git(env, "add", ".", cwd=src)
+        _git(env, "commit", "-qm", rev, cwd=src)
+    _git(env, "checkout", "-q", "main", cwd=src)
+    return env, src
+
+
+def _one_dies(tmp: str, after: int, how: str = "sigkill") -> list[str]:
+    """Helper argv: the first helper to start misbehaves (``how``: SIGKILLs
+    itself before its result number ``after + 1``); the others behave."""
+    lock = os.path.join(tmp, "first.lock")
+    script = (f'if mkdir "$0" 2>/dev/null; then exec "{sys.executable}" "{MISBEHAVE}" {how} results={after}; '
+              f'else exec "{sys.executable}" "{MISBEHAVE}" behave; fi')
+    return ["sh", "-c", script, lock]
+
+
+def _items(env, src: str, wt: str, rev: str) -> list[PcItem]:
+    out = []
+    for line in _git(env, "ls-tree", "-r", rev, cwd=src).decode().splitlines():
+        meta, path = line.split("\t")
+        mode, _, oid = meta.split()
+        out.append(PcItem(id=len(out), oid=bytes.fromhex(oid), ce_mode=int(mode, 8), name=path.encode()))
+        os.makedirs(os.path.join(wt, os.path.dirname(path)), exist_ok=True)
+    return out
+
+
+def _pool_run(env, src, wt, argv, n=2):
+    items = _items(env, src, wt, "other")
+    penv = dict(env, GIT_DIR=os.path.join(src, ".git"))
+    answered: list[int] = []
+    errors: list[str] = []
+    pool = HelperPool(argv, n, cwd=wt, env=penv)
+    results = pool.run(items, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+                       on_result=lambda r: answered.append(r.id), error=errors.append, dynamic=True)
+    return items, results, answered, errors, pool.batches
+
+
+def test_pool_many_batches_every_item_once(source, tmp_path):
+    env, src = source
+    wt = str(tmp_path / "wt")
+    argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper", "--threads=2"]
+    items, results, answered, errors, batches = _pool_run(env, src, wt, argv)
+    assert errors == []
+    assert sorted(answered) == list(range(len(items)))  # each id once
+    assert all(r is not None and r.status == WRITTEN for r in results)
+    assert batches > 4
+    for it in items:
+        with open(os.path.join(wt, it.name.decode()), "rb") as f:
+            assert f.read() == _git(env, "cat-file", "blob", it.oid.hex(), cwd=src)
+
+
+def test_pool_helper_killed_in_its_second_batch(source, tmp_path):
+    env, src = source
+    wt = str(tmp_path / "wt")
+    items, results, answered, errors, batches = _pool_run(env, src, wt, _one_dies(str(tmp_path), 60))
+    assert len(answered) == len(set(answered))  # nothing answered twice
+    lost = [i for i, r in enumerate(results) if r is None]
+    assert set(lost) == set(range(len(items))) - set(answered)
+    # The dead one held at most its batch in progress and the one queued
+    # behind it; the survivor wrote everything else, to the end of the queue.
+    assert 0 < len(lost) < len(items) // 4
+    assert results[-1] is not None
+    assert any(e.endswith("died of signal 9") for e in errors), errors
+    # lost ids are at most two contiguous runs (the dead helper's batches)
+    runs = sum(1 for j, i in enumerate(lost) if j == 0 or lost[j - 1] != i - 1)
+    assert runs <= 2
+
+
+def test_pool_helper_gone_at_start(source, tmp_path):
+    """A helper that exits before reading anything: what was sent to it is
+    lost, every later chunk goes to the other one."""
+    env, src = source
+    wt = str(tmp_path / "wt")
+    items, results, answered, errors, batches = _pool_run(env, src, wt, _one_dies(str(tmp_path), 0, "exit-at-start"))
+    assert len(answered) == len(set(answered))
+    lost = [i for i, r in enumerate(results) if r is None]
+    assert 0 < len(lost) < len(items) // 4
+    assert results[-1] is not None
+    assert errors and all(e.startswith("checkout helper ") for e in errors), errors
+
+
+def test_checkout_survives_a_helper_killed_mid_run(source, tmp_path, monkeypatch):
+    """End to end, dynamic mode, one of two helpers SIGKILLed after 60
+    results: exit 1, one line per lost path, index and HEAD unchanged, the
+    lost paths absent (never half written), everything else the target's,
+    and a plain re-run finishes clean."""
+    env, src = source
+    wt = str(tmp_path / "wt")
+    _git(env, "clone", "-q", src, wt)
+    with open(os.path.join(wt, ".git", "index"), "rb") as f:
+        index_before = f.read()
+    head_before = _git(env, "rev-parse", "HEAD", cwd=wt)
+    real = Checkout.helper_command
+
+    def helper_command(self):
+        _argv, henv, shown = real(self)
+        return _one_dies(str(tmp_path), 60), henv, shown
+
+    monkeypatch.setattr(Checkout, "helper_command", helper_command)
+    err_path = tmp_path / "err"
+    repo = Repository.open(wt, env)
+    try:
+        opts = CheckoutOptions(workers=2, threshold=0, quiet=True, progress=False, fork_helpers=False)
+        with open(err_path, "w") as err, pytest.raises(CheckoutError) as exc:
+            run_checkout(repo, "other", opts, err=err)
+    finally:
+        repo.close()
+    assert exc.value.code == 1
+    err = err_path.read_text()
+    lines = err.splitlines()
+    assert any(ln.startswith("error: checkout helper ") and ln.endswith(" died of signal 9") for ln in lines), err
+    lost = [ln[len("error: '"):-len("' was not written (its checkout helper failed)")] for ln in lines
+            if ln.endswith("' was not written (its checkout helper failed)")]
+    assert 0 < len(lost) < 100, err
+    with open(os.path.join(wt, ".git", "index"), "rb") as f:
+        assert f.read() == index_before
+    assert _git(env, "rev-parse", "HEAD", cwd=wt) == head_before
+    names = _git(env, "ls-tree", "-r", "--name-only", "other", cwd=src).decode().split()
+    for name in names:
+        path = os.path.join(wt, name)
+        if name in lost:
+            assert not os.path.lexists(path), name
+        else:
+            with open(path, "rb") as f:
+                assert f.read() == _git(env, "cat-file", "blob", f"other:{name}", cwd=src), name
+    monkeypatch.setattr(Checkout, "helper_command", real)
+    subprocess.run([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "-q", "-j", "2", "--threshold", "0",
+                    "other"], cwd=wt, env=env, check=True, capture_output=True)
+    assert _git(env, "status", "--porcelain", cwd=wt) == b""
+    _git(env, "diff-files", "--quiet", cwd=wt)
+
+
+# --- threads ------------------------------------------------------------------------
+
+
+def test_a_thread_that_raises_stops_the_helper_and_its_threads(source, tmp_path, monkeypatch):
+    from git_checkout_helper import helper
+    from git_checkout_helper.entry import CheckoutState
+    from git_checkout_helper.odb import ObjectDatabase
+    from git_checkout_helper.pktline import FLUSH_PKT, pkt_line
+
+    env, src = source
+    wt = str(tmp_path / "wt")
+    items = _items(env, src, wt, "other")[:50]
+    real = helper.write_pc_item
+
+    def write_pc_item(item, state):
+        if item.id == 31:
+            raise RuntimeError("boom")
+        return real(item, state)
+
+    monkeypatch.setattr(helper, "write_pc_item", write_pc_item)
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    os.write(w_in, b"".join(pkt_line(it.encode(REQUEST_LAYOUTS["git"])) for it in items) + FLUSH_PKT)
+    os.close(w_in)
+    odb = ObjectDatabase(os.path.join(src, ".git", "objects"))
+    state = CheckoutState(odb, base_dir=os.fsencode(wt) + b"/")
+    before = threading.active_count()
+    try:
+        with pytest.raises(RuntimeError, match="boom"):
+            helper.serve(r_in, w_out, state, REQUEST_LAYOUTS["git"], native_stat_layout(), odb.hash_algo, 4)
+        assert threading.active_count() == before  # joined, none left writing
+    finally:
+        odb.close()
+        for fd in (r_in, r_out, w_out):
+            os.close(fd)
