@@ -131,8 +131,8 @@ class LongRunningFilter:
         except OSError as e:
             raise _ProtocolBroken(str(e)) from None
 
-    def _read_line(self) -> bytes | None:
-        """``packet_read_line``: a line without its newline, None for a flush."""
+    def _read_pkt(self) -> bytes | None:
+        """One packet's payload, None for a flush; anything else breaks the filter."""
         try:
             pkt = self.reader.read_pkt()
         except PktLineError as e:
@@ -143,6 +143,13 @@ class LongRunningFilter:
             if pkt == FLUSH:
                 return None
             raise _ProtocolBroken(f"unexpected special packet {pkt}")
+        return pkt
+
+    def _read_line(self) -> bytes | None:
+        """``packet_read_line``: a line without its newline, None for a flush."""
+        pkt = self._read_pkt()
+        if pkt is None:
+            return None
         return pkt[:-1] if pkt.endswith(b"\n") else pkt
 
     def _read_status(self, status: bytes) -> bytes:
@@ -245,17 +252,7 @@ class LongRunningFilter:
             status = self._read_status(b"")
             if status == b"success":
                 out = []
-                while True:
-                    try:
-                        pkt = self.reader.read_pkt()
-                    except PktLineError as e:
-                        raise _ProtocolBroken(str(e)) from None
-                    if pkt is None:
-                        raise _ProtocolBroken("end of file")
-                    if pkt == FLUSH:
-                        break
-                    if isinstance(pkt, int):
-                        raise _ProtocolBroken(f"unexpected special packet {pkt}")
+                while (pkt := self._read_pkt()) is not None:
                     out.append(pkt)
                 status = self._read_status(status)
                 if status == b"success":
