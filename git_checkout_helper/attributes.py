@@ -21,6 +21,7 @@ from io import BytesIO
 
 from dulwich.attrs import Pattern, parse_git_attributes
 
+from .config import git_config_bool
 from .convert import EolConfig
 from .wire import ConvertCrlfAction as A
 
@@ -281,13 +282,6 @@ def convert_attrs(
     return ConvAttrs(int(crlf), ident, drv, encoding)
 
 
-def _bool(key: bytes, value: bytes | None) -> bool:
-    """``git_config_bool``; a bad value is one clear line (git dies on it too)."""
-    from .config import git_config_bool
-
-    return git_config_bool(key.decode("utf-8", "replace"), value)
-
-
 def read_convert_drivers(config) -> dict[bytes, ConvertDriver]:
     """``read_convert_config``: every ``filter.<name>`` section becomes a driver."""
     drivers: dict[bytes, ConvertDriver] = {}
@@ -306,7 +300,7 @@ def read_convert_drivers(config) -> dict[bytes, ConvertDriver]:
                 elif k == b"process":
                     drv.process = value
                 elif k == b"required":
-                    drv.required = _bool(b"filter." + name + b".required", value)
+                    drv.required = git_config_bool(f"filter.{name.decode('utf-8', 'replace')}.required", value)
                 elif k == b"parallel":
-                    drv.parallel = _bool(b"filter." + name + b".parallel", value)
+                    drv.parallel = git_config_bool(f"filter.{name.decode('utf-8', 'replace')}.parallel", value)
     return drivers

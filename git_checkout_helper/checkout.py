@@ -36,7 +36,14 @@ import msgspec
 
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from .autoworkers import AutoWorkers, auto_workers
-from .config import AUTO_WORKERS, eol_config, is_auto, online_cpus, parallel_checkout_configs
+from .config import (
+    AUTO_WORKERS,
+    eol_config,
+    is_auto,
+    online_cpus,
+    parallel_checkout_configs,
+    threshold_setting,
+)
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from .entry import CheckoutState, show_path, write_in_full, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
@@ -467,7 +474,6 @@ class Checkout:
         in the report and traced (trace2 ``data``, ``checkout/auto_workers``)."""
         if self._auto is not None and self._auto.items == nr:
             return self._auto.processes
-        from .config import threshold_setting
         from .fsinfo import probe, system_cpus, usable_cpus
 
         explicit = self.opts.threshold

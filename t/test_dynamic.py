@@ -24,6 +24,7 @@ import sys
 import threading
 
 import pytest
+from conftest import isolated_git_env
 
 from git_checkout_helper.checkout import Checkout, CheckoutError, CheckoutOptions, run_checkout
 from git_checkout_helper.repository import Repository
@@ -36,12 +37,7 @@ WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 
 
 def _env(home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"), GIT_CONFIG_NOSYSTEM="1",
-               GIT_AUTHOR_NAME="A U Thor", GIT_AUTHOR_EMAIL="author@example.com",
-               GIT_COMMITTER_NAME="C O Mitter", GIT_COMMITTER_EMAIL="committer@example.com",
-               PYTHONPATH=ROOT, LC_ALL="C")
-    return env
+    return {**isolated_git_env(home), "LC_ALL": "C"}
 
 
 def _git(env, *args, cwd=None) -> bytes:

@@ -23,6 +23,7 @@ import sys
 import time
 
 import pytest
+from conftest import isolated_git_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MISBEHAVE = os.path.join(ROOT, "t", "helper", "misbehaving-helper")
@@ -37,12 +38,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not os.path.isdir("
 
 
 def _env(home: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"), GIT_CONFIG_NOSYSTEM="1",
-               GIT_AUTHOR_NAME="A U Thor", GIT_AUTHOR_EMAIL="author@example.com",
-               GIT_COMMITTER_NAME="C O Mitter", GIT_COMMITTER_EMAIL="committer@example.com",
-               PYTHONPATH=ROOT, LC_ALL="C")
-    return env
+    return {**isolated_git_env(home), "LC_ALL": "C"}
 
 
 def _git(env, *args, cwd=None) -> bytes:
