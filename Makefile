@@ -32,11 +32,11 @@ shell: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(MAKE) -C t --no-print-directory
 
 demo: $(STAMP)
-	$(PY) -m git_checkout_helper.demo
+	$(PY) -m bench.demo
 
 # The latency filesystem needs libfuse 2 (fusepy) and fusermount (Debian's fuse3); install
 # them when missing and we may (root with apt-get), else the bench skips it with a note.
-# Settings: BENCH_* in the environment (python -m git_checkout_helper.bench -h), BENCH_ARGS.
+# Settings: BENCH_* in the environment (python -m bench -h), BENCH_ARGS.
 bench: $(STAMP)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]' $(EDITABLE) || true
 	@if [ -e /dev/fuse ] && { ! command -v fusermount3 >/dev/null || ! ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2'; }; then \
@@ -47,7 +47,7 @@ bench: $(STAMP)
 	      >/dev/null 2>&1 || echo "bench: could not install fuse3/libfuse2: the latency filesystem will be skipped"; \
 	  else echo "bench: fuse3/libfuse2 missing and not root: the latency filesystem will be skipped"; fi; \
 	fi
-	$(PY) -m git_checkout_helper.bench $(BENCH_ARGS)
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info t/trash* t/test-results

@@ -8,36 +8,14 @@ of ``checkout.workers`` and the measurements published with parallel
 checkout (git 2.32): parallel checkout "usually delivers better performance
 for repositories located on SSDs or over NFS"; on spinning disks and on
 machines with few cores the sequential checkout "often performs better";
-on NFS / Amazon EFS the gains kept growing up to 16-64 workers. And the
-measurements taken here (2 CPUs shared with other work, 5,000 files on
-tmpfs and ext4, 1,000 files on the 1 ms FUSE latency filesystem of
-:mod:`bench.latencyfs`; medians):
-
-==============  ======  ======  ======  ======  ======  ======
-where            -j 1    -j 2    -j 4    -j 8    -j 16   -j 32
-==============  ======  ======  ======  ======  ======  ======
-tmpfs clone      1.08    1.38    1.27
-tmpfs far        0.84    0.91    1.00
-ext4 clone       0.99    1.02    1.10
-latency clone    9.17            3.63    2.97    3.03    3.50
-latency clone    8.90            2.95    2.28    2.09    2.43
-latency near     4.57            2.65    2.18    2.32    2.64
-==============  ======  ======  ======  ======  ======  ======
-
-and processes x threads on the latency filesystem (clone, 3 runs): 8x1
-2.72, 16x1 2.65, 2x8 2.99, 4x2 2.65, 4x4 2.53, 8x2 2.48. Two medians of one
-setting moved by up to 40% between runs on this machine (load 2.5-4, from
-other work): the table follows the shape, not the last digit.
-
-So: a local filesystem is CPU-bound (inflate, convert, and Python's cost
-per file), where helpers win little on 2 CPUs: over four 5-9-run benches
-the fastest of -j 1/2/4 changed from run to run (-j 1 first at load ~3.7
-and ~1.3-2.5; -j 2 or 4 first by 5-15% at load 3.5-7.7), by no more than
-two runs of one setting differ; a latency-bound
-one (every create, write, close and stat a round trip) wants many requests
-in flight (best near 16 here, worse at 32), up to what the server, here a
-Python FUSE daemon on the same two CPUs, can serve; threads carry them as
-well as processes do, for less memory and fork time.
+on NFS / Amazon EFS the gains kept growing up to 16-64 workers. The
+measurements taken here that shaped the table are in ``bench/README.md``
+("Choosing the worker count"): a local filesystem is CPU-bound (inflate,
+convert, Python's cost per file), where helpers win little on 2 CPUs and the
+fastest of -j 1/2/4 changes from run to run; a latency-bound one (every
+create, write, close and stat a round trip) wants many requests in flight,
+up to what the server can serve, and threads carry them as well as
+processes do, for less memory and fork time.
 
 The decision (:func:`auto_workers`), for ``work`` = items plus, when the
 total size is known, bytes in item-sized units (``ITEM_BYTES``):
@@ -96,7 +74,8 @@ LOCAL_ITEMS_PER_HELPER = DEFAULT_THRESHOLD_FOR_PARALLELISM // 2
 ITEM_BYTES = {"cpu": 16 << 10, "latency": 128 << 10}
 #: More helpers than this buys nothing (checkout.MAX_WORKERS).
 MAX_PROCESSES = 64
-MAX_THREADS = 16
+#: I/O threads per helper that auto chooses at most (helper.MAX_THREADS is what a helper accepts).
+AUTO_MAX_THREADS = 16
 
 
 class AutoWorkers(msgspec.Struct, kw_only=True):
@@ -140,7 +119,7 @@ def auto_workers(fs_kind: str, rotational: bool | None, cpus: int, nr_items: int
 
     def decide(processes: int, threads: int, why: str) -> AutoWorkers:
         processes = max(1, min(processes, MAX_PROCESSES, nr or 1))
-        threads = max(1, min(threads, MAX_THREADS))
+        threads = max(1, min(threads, AUTO_MAX_THREADS))
         if processes == 1 and threads == 1:
             why = "sequential: " + why
         return AutoWorkers(processes=processes, threads=threads, reason=why, fs=fs_kind, rotational=rotational,
@@ -161,7 +140,7 @@ def auto_workers(fs_kind: str, rotational: bool | None, cpus: int, nr_items: int
         # add round trips to a file, not files to write at once)
         slots = max(1, min(target, work // LATENCY_ITEMS_PER_SLOT, nr))
         processes = min(slots, LATENCY_PROCESSES_PER_CPU * cpus, MAX_PROCESSES, nr)
-        threads = min(slots // processes, MAX_THREADS)
+        threads = min(slots // processes, AUTO_MAX_THREADS)
         if processes * threads < target:
             why += f", {processes * threads} for {nr} items"
         if threads > 1:

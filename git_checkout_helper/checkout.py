@@ -47,16 +47,15 @@ from .config import (
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from .entry import CheckoutState, show_path, write_in_full, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
+from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index, serialize_index
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
-from .repository import EMPTY, S_IFGITLINK, Repository, RevisionError, TreeFiles
+from .repository import EMPTY, Repository, RevisionError, TreeFiles
 from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
 
-S_IFLNK = 0o120000
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
 FAILED = PcItemStatus.PC_ITEM_FAILED

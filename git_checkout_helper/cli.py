@@ -120,7 +120,7 @@ def helper_main(argv: list[str] | None = None) -> int:
     prefix, wire, filters = parsed
     env = os.environ
     # Set by git during --recurse-submodules; it must not leak into anything
-    # repository-aware we run (see shared notes: pitfalls).
+    # repository-aware we run.
     env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
 
     from dulwich.index import get_path_element_validator
@@ -129,7 +129,6 @@ def helper_main(argv: list[str] | None = None) -> int:
     from .entry import CheckoutState
     from .helper import HelperTerminated, ProtocolError, raise_terminated, serve
     from .odb import NotAGitRepository, ObjectDatabase, discover, object_format_name
-    from .trace2 import Trace2
     from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, WireError, native_stat_layout
 
     trace = None
@@ -149,7 +148,7 @@ def helper_main(argv: list[str] | None = None) -> int:
             object_format_name(config),
             alternates,
         )
-        trace = Trace2(env.get("GIT_TRACE2_EVENT"), env.get("GIT_TRACE2"), env.get("GIT_TRACE2_PARENT_SID"))
+        trace = _trace(env)
         state = CheckoutState(
             odb,
             base_dir=os.fsencode(prefix) if prefix else b"",

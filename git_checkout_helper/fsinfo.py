@@ -141,6 +141,7 @@ class Mount(msgspec.Struct):
     fstype: str  # fuse.sshfs for FUSE with a subtype
     source: str
     super_options: str
+    mount_options: str = ""  # the per-mount ones (ro, noatime...), before the separator
 
 
 def fs_kind_of_magic(magic: int) -> tuple[str, str] | None:
@@ -207,7 +208,7 @@ def parse_mountinfo(text: str) -> list[Mount]:
         try:
             sep = parts.index("-", 6)
             mounts.append(Mount(_unescape(parts[4]), parts[2], parts[sep + 1], _unescape(parts[sep + 2]),
-                                parts[sep + 3] if len(parts) > sep + 3 else ""))
+                                parts[sep + 3] if len(parts) > sep + 3 else "", parts[5]))
         except (ValueError, IndexError):
             continue
     return mounts

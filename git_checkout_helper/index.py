@@ -41,7 +41,9 @@ __all__ = [
 
 CE_NAMEMASK = 0x0FFF
 CE_EXTENDED = 0x4000
+#: cache.h's modes of the entries that are no regular file.
 S_IFGITLINK = 0o160000
+S_IFLNK = 0o120000
 
 
 _U32 = 0xFFFFFFFF

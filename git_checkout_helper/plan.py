@@ -23,12 +23,11 @@ import os
 import stat as stat_mod
 from collections.abc import Callable
 
-from .index import Entry
-from .repository import S_IFGITLINK, TreeFiles
+from .index import S_IFGITLINK, S_IFLNK, Entry
+from .repository import TreeFiles
 
 __all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "worktree_matches"]
 
-S_IFLNK = 0o120000
 S_IFREG = 0o100000
 
 ERROR_WOULD_OVERWRITE = "Your local changes to the following files would be overwritten by checkout:"

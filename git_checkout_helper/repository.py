@@ -22,7 +22,6 @@ from .odb import GitDirs, ObjectDatabase, discover, object_format_name
 
 __all__ = ["Repository", "RevisionError", "TreeFiles"]
 
-S_IFGITLINK = 0o160000
 S_IFDIR = 0o040000
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-test_description='the helper trusts nothing on its stdin (issue 5)
+test_description='the helper trusts nothing on its stdin
 
 Hostile paths are refused (FAILED) or collide (COLLIDED) and nothing outside
 the work tree is created, opened or truncated; malformed input gives one

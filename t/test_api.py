@@ -1,9 +1,9 @@
-"""The Python API (``git_checkout_helper.checkout.checkout``) and the planner.
+"""The Python API (``git_checkout_helper.checkout.checkout``).
 
-API tests check out into a clone made by git and compare with ``git checkout``
-in a twin clone (bytes, modes, links, index entries, HEAD), then ask git
-whether the index and work tree are clean. Planner tests build trees and
-index entries by hand over a real work tree in ``tmp_path``.
+Each test checks out into a clone made by git and compares with ``git checkout``
+in a twin clone (bytes, modes, links, index entries, HEAD), then asks git
+whether the index and work tree are clean. The planner's own tests are in
+test_plan.py.
 """
 
 from __future__ import annotations
@@ -17,22 +17,13 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from git_checkout_helper.checkout import CheckoutError, checkout  # noqa: E402
-from git_checkout_helper.index import Entry  # noqa: E402
 from git_checkout_helper.plan import (  # noqa: E402
-    ERROR_NOT_UPTODATE_DIR,
     ERROR_WOULD_LOSE_UNTRACKED,
     ERROR_WOULD_OVERWRITE,
-    HINT_COMMIT_OR_STASH,
     PlanError,
-    blob_hash,
-    plan_reset,
-    plan_switch,
-    worktree_matches,
 )
-from git_checkout_helper.repository import TreeFiles  # noqa: E402
 
 REG, EXE, LNK = 0o100644, 0o100755, 0o120000
 
@@ -238,142 +229,3 @@ def test_valueless_working_tree_encoding_is_fatal_like_git(src, tmp_path):
         assert not (top / name).exists()
     assert results[0] == results[1]
     assert results[0] == (128, "fatal: true/false are no valid working-tree-encodings\n")
-
-
-# --- the planner ------------------------------------------------------------
-
-
-def oid(data: bytes) -> bytes:
-    return blob_hash(data, "sha1")
-
-
-class Tree:
-    """A hand-made work tree with its index entries and trees."""
-
-    def __init__(self, top) -> None:
-        self.top = top
-        self.topb = os.fsencode(str(top)) + b"/"
-
-    def write(self, path: str, data: bytes, mode: int = REG) -> Entry:
-        full = self.top / path
-        full.parent.mkdir(parents=True, exist_ok=True)
-        if mode == LNK:
-            os.symlink(data, full)
-        else:
-            full.write_bytes(data)
-            full.chmod(0o755 if mode == EXE else 0o644)
-        e = Entry(path.encode(), mode, oid(data))
-        e.fill_stat(os.lstat(full))
-        return e
-
-    def plan(self, head: dict, target: dict, index: list[Entry], ignored=lambda p: False):
-        return plan_switch(_tree(head), _tree(target), {e.name: e for e in index}, self.topb, "sha1",
-                           lambda e: None, 0, ignored)
-
-
-def _tree(files: dict) -> TreeFiles:
-    return TreeFiles({p.encode(): (m, oid(d)) for p, (m, d) in files.items()}, {}, None)
-
-
-def test_plan_switch_writes_changes_keeps_the_rest(tmp_path):
-    t = Tree(tmp_path)
-    a, b, c = t.write("a", b"a\n"), t.write("dir/b", b"b\n"), t.write("c", b"c\n")
-    head = {"a": (REG, b"a\n"), "dir/b": (REG, b"b\n"), "c": (REG, b"c\n")}
-    target = {"a": (REG, b"a2\n"), "dir/b": (REG, b"b\n"), "d": (EXE, b"d\n")}
-    plan = t.plan(head, target, [a, b, c])
-    assert [e.name for e in plan.write] == [b"a", b"d"]
-    assert plan.remove == [b"c"]
-    assert plan.entries[b"dir/b"] is b  # unchanged: the old entry, stat data and all
-    assert plan.carried == {b"dir/b"}
-    assert sorted(plan.entries) == [b"a", b"d", b"dir/b"]
-
-
-def test_plan_switch_carries_local_changes_to_unchanged_paths(tmp_path):
-    t = Tree(tmp_path)
-    a, b = t.write("a", b"a\n"), t.write("b", b"b\n")
-    (tmp_path / "b").write_bytes(b"local\n")
-    plan = t.plan({"a": (REG, b"a\n"), "b": (REG, b"b\n")}, {"a": (REG, b"a2\n"), "b": (REG, b"b\n")}, [a, b])
-    assert [e.name for e in plan.write] == [b"a"]
-    assert plan.entries[b"b"] is b
-
-
-def test_plan_switch_refuses_with_gits_groups(tmp_path):
-    t = Tree(tmp_path)
-    t.write("a", b"a\n")
-    b, g = t.write("b", b"b\n"), t.write("gone", b"g\n")
-    staged = Entry(b"a", REG, oid(b"staged\n"))  # index differs from HEAD
-    (tmp_path / "b").write_bytes(b"modified\n")  # file differs from the index
-    (tmp_path / "new").write_bytes(b"untracked\n")
-    (tmp_path / "dir2file").mkdir()
-    (tmp_path / "dir2file" / "u").write_bytes(b"untracked\n")
-    head = {"a": (REG, b"a\n"), "b": (REG, b"b\n"), "gone": (REG, b"g\n")}
-    target = {"a": (REG, b"a2\n"), "b": (REG, b"b2\n"), "new": (REG, b"n\n"), "dir2file": (REG, b"f\n")}
-    with pytest.raises(PlanError) as info:
-        t.plan(head, target, [staged, b, g])
-    msg = str(info.value).split("\n")
-    assert msg == [
-        f"error: {ERROR_WOULD_OVERWRITE}", "\ta", HINT_COMMIT_OR_STASH,
-        f"error: {ERROR_WOULD_OVERWRITE}", "\tb", HINT_COMMIT_OR_STASH,
-        f"error: {ERROR_NOT_UPTODATE_DIR}", "\tdir2file", "",
-        f"error: {ERROR_WOULD_LOSE_UNTRACKED}", "\tnew", "Please move or remove them before you switch branches.",
-        "Aborting",
-    ]
-    assert info.value.groups[ERROR_WOULD_OVERWRITE] == [b"a", b"b"]
-
-
-def test_plan_switch_ignored_files_are_overwritten(tmp_path):
-    t = Tree(tmp_path)
-    (tmp_path / "build.o").write_bytes(b"old object\n")
-    plan = t.plan({}, {"build.o": (REG, b"tracked now\n")}, [], ignored=lambda p: p.endswith(b".o"))
-    assert [e.name for e in plan.write] == [b"build.o"]
-
-
-def test_plan_switch_no_errors_below_a_refused_path(tmp_path):
-    # git stops at the first error of a file/directory pair.
-    t = Tree(tmp_path)
-    f = t.write("f", b"f\n")
-    os.unlink(tmp_path / "f")
-    (tmp_path / "f").mkdir()
-    (tmp_path / "f" / "a").write_bytes(b"mine\n")
-    with pytest.raises(PlanError) as info:
-        t.plan({"f": (REG, b"f\n")}, {"f/a": (REG, b"theirs\n")}, [f])
-    assert list(info.value.groups.items()) == [(ERROR_NOT_UPTODATE_DIR, [b"f"])]
-
-
-def test_plan_reset_keeps_matching_entries(tmp_path):
-    t = Tree(tmp_path)
-    a, b = t.write("a", b"a\n"), t.write("b", b"b\n")
-    (tmp_path / "b").write_bytes(b"local\n")
-    (tmp_path / "c").write_bytes(b"untracked\n")
-    target = _tree({"a": (REG, b"a\n"), "b": (REG, b"b\n"), "c": (REG, b"c\n")})
-    plan = plan_reset(target, {b"a": a, b"b": b, b"old": Entry(b"old", REG, oid(b"o"))}, t.topb, "sha1",
-                      lambda e: None, 0)
-    assert plan.carried == {b"a"}
-    assert [e.name for e in plan.write] == [b"b", b"c"]
-    assert plan.remove == [b"old"]
-
-
-def test_worktree_matches_stat_then_content(tmp_path):
-    t = Tree(tmp_path)
-    e = t.write("x", b"same\n")
-    full = os.fsencode(str(tmp_path / "x"))
-    assert worktree_matches(e, full, os.lstat(full), "sha1", lambda e: None, 0)
-    os.utime(full, ns=(1, 1))  # stat differs, content the same
-    assert worktree_matches(e, full, os.lstat(full), "sha1", lambda e: None, 0)
-    (tmp_path / "x").write_bytes(b"diff\n")  # same size, other content
-    os.utime(full, ns=(1, 1))
-    assert not worktree_matches(e, full, os.lstat(full), "sha1", lambda e: None, 0)
-    # a converted file matches through to_worktree
-    assert worktree_matches(e, full, os.lstat(full), "sha1", lambda e: b"diff\n", 0)
-    # racy: stat matches but the entry is as new as the index: content decides
-    e2 = t.write("y", b"y\n")
-    (tmp_path / "y").write_bytes(b"z\n")
-    yfull = os.fsencode(str(tmp_path / "y"))
-    e2.fill_stat(os.lstat(yfull))
-    assert not worktree_matches(e2, yfull, os.lstat(yfull), "sha1", lambda e: None, os.lstat(yfull).st_mtime_ns)
-    link = t.write("l", b"target", LNK)
-    lfull = os.fsencode(str(tmp_path / "l"))
-    os.utime(lfull, ns=(1, 1), follow_symlinks=False)
-    assert worktree_matches(link, lfull, os.lstat(lfull), "sha1", lambda e: None, 0)
-    exe = Entry(b"x", EXE, oid(b"diff\n"))
-    assert not worktree_matches(exe, full, os.lstat(full), "sha1", lambda e: None, 0)

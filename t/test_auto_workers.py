@@ -234,7 +234,7 @@ def test_rotational_of_a_partition_is_its_disk(tmp_path):
 
 
 def test_latency_filesystem_is_fuse(tmp_path):
-    from git_checkout_helper.bench.latencyfs import available, mounted
+    from bench.latencyfs import available, mounted
 
     why = available()
     if why:
@@ -428,9 +428,9 @@ def test_api_auto_parallel_and_threads(tmpfs_repos, git_env, monkeypatch):
 
 
 def test_bench_auto_row_verdict():
-    from git_checkout_helper.bench.autorow import AUTO_KEY, auto_tool, auto_vs_best
-    from git_checkout_helper.bench.options import parse
-    from git_checkout_helper.bench.runner import Cell, Tool, make_tools
+    from bench.autorow import AUTO_KEY, auto_tool, auto_vs_best
+    from bench.options import parse
+    from bench.runner import Cell, Tool, make_tools
 
     opts = parse([], {"BENCH_TOOLS": "ours,git", "BENCH_WORKERS": "1,2"})
     tools = make_tools("tmpfs", opts)

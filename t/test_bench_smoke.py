@@ -10,9 +10,10 @@ import sys
 
 import msgspec
 import pytest
+from conftest import ROOT
 
-from git_checkout_helper.bench.report import Report, markdown, summarize
-from git_checkout_helper.bench.runner import Cell
+from bench.report import Report, markdown, summarize
+from bench.runner import Cell
 
 
 def table_rows(md: str) -> list[list[str]]:
@@ -41,8 +42,8 @@ def test_quick_bench_writes_table_and_json(tmp_path):
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "GIT_"))}
     env.update(BENCH_QUICK="1", BENCH_FILES="60", BENCH_FS="disk,tmpfs", BENCH_OUT=str(out),
-               BENCH_CACHE=str(tmp_path / "cache"), BENCH_DIR=str(tmp_path / "work"))
-    p = subprocess.run([sys.executable, "-m", "git_checkout_helper.bench"], cwd=tmp_path, env=env,
+               BENCH_CACHE=str(tmp_path / "cache"), BENCH_DIR=str(tmp_path / "work"), PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "bench"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     md = (out / "results.md").read_text()
@@ -94,7 +95,7 @@ def test_ratios_are_paired_by_round():
 
 
 def test_latency_filesystem_passes_operations_through(tmp_path):
-    from git_checkout_helper.bench.latencyfs import available, mounted
+    from bench.latencyfs import available, mounted
 
     why = available()
     if why:

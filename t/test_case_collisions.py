@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from git_checkout_helper.bench import latencyfs
+from bench import latencyfs
 
 pytestmark = pytest.mark.skipif(
     latencyfs.available() is not None, reason=f"no FUSE here: {latencyfs.available()}"

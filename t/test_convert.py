@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helper"))
 
 from convert_corpus import (  # noqa: E402
     ENCODINGS,

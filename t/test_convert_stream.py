@@ -24,8 +24,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from test_convert import (  # noqa: E402
     CRLF_ACTIONS,

@@ -7,6 +7,7 @@ import os
 import sys
 
 import pytest
+from conftest import ROOT
 from dulwich.config import ConfigFile
 
 from git_checkout_helper.attributes import ConvertDriver, read_convert_drivers
@@ -136,9 +137,9 @@ def test_filter_bench_smoke():
     """The bench's filter row runs end to end and checks bytes against git's."""
     import subprocess
 
-    p = subprocess.run([sys.executable, "-m", "git_checkout_helper.bench", "--filter-bench", "--files", "20",
+    p = subprocess.run([sys.executable, "-m", "bench", "--filter-bench", "--files", "20",
                         "--runs", "1", "--workers", "2", "--filter-cost-ms", "0"],
-                       capture_output=True, text=True, timeout=120)
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "| ours -j 2, filter.bench.parallel |" in p.stdout
     assert "Bytes identical to git's in every row." in p.stdout

@@ -19,13 +19,11 @@ import os
 import signal
 import struct
 import subprocess
-import sys
 import threading
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from git_checkout_helper.pktline import FLUSH, PktReader, pkt_line  # noqa: E402
 from git_checkout_helper.wire import (  # noqa: E402

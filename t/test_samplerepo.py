@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from git_checkout_helper.samplerepo import HEAD_BRANCH, OLD_TAG, RECENT_TAG, make_sample_repo
+from bench.samplerepo import HEAD_BRANCH, OLD_TAG, RECENT_TAG, make_sample_repo
 
 FILES = 500
 

@@ -93,7 +93,7 @@ def _ints(value: str, what: str) -> list[int]:
 def parse(argv: list[str], env: dict[str, str] | None = None) -> Options:
     env = dict(os.environ if env is None else env)
     ap = argparse.ArgumentParser(
-        prog="python -m git_checkout_helper.bench",
+        prog="python -m bench",
         description="Benchmark our parallel checkout against git, dulwich, pygit2 and tar.",
         epilog=ENV_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )

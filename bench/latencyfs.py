@@ -1,6 +1,6 @@
 """A FUSE passthrough filesystem that adds a fixed latency to every operation.
 
-``python -m git_checkout_helper.bench.latencyfs [--latency-ms 1] ROOT MOUNTPOINT``
+``python bench/latencyfs.py [--latency-ms 1] ROOT MOUNTPOINT``
 mounts ROOT at MOUNTPOINT (in the foreground, until unmounted); the bench uses
 :func:`mounted`.
 
@@ -236,7 +236,7 @@ def mounted(root: str, mountpoint: str, latency_ms: float = 1.0, timeout: float 
     os.makedirs(mountpoint, exist_ok=True)
     log = open(os.path.join(os.path.dirname(os.path.abspath(mountpoint)), "latencyfs.log"), "ab")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "git_checkout_helper.bench.latencyfs", "--latency-ms", str(latency_ms),
+        [sys.executable, os.path.abspath(__file__), "--latency-ms", str(latency_ms),
          *(["--fold-case"] if fold_case else []), root, mountpoint],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
     )

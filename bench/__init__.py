@@ -1,16 +1,16 @@
-"""The checkout benchmark: ``make bench`` / ``python -m git_checkout_helper.bench``.
+"""The checkout benchmark: ``make bench`` / ``python -m bench``.
 
 What it measures: three operations on one repository, each by every tool and
 worker count, on up to three filesystems, and writes ``results.md`` (the table),
 ``results.json`` (every run, msgspec) and ``speedup.png`` (matplotlib, if
 installed) into ``bench-results/<date-time>/`` (``bench-results/latest`` points to
-the last one). ``python -m git_checkout_helper.bench -h`` lists the settings
+the last one). ``python -m bench -h`` lists the settings
 (environment ``BENCH_*`` or options).
 
 Decisions, and why:
 
 * **Input.** By default a repository the bench makes itself
-  (:mod:`git_checkout_helper.samplerepo`: 5,000 files shaped like a real project,
+  (:mod:`bench.samplerepo`: 5,000 files shaped like a real project,
   with a history stored as deltas, tags for the far and near switches; 100,000
   files with ``BENCH_SCALE=large``), cached under ``bench-results/cache`` keyed by
   generator version, size and seed, so a fresh clone needs nothing else and
@@ -143,8 +143,8 @@ def describe(env, path: str, head: str, revs: dict[str, str | None]) -> dict:
 
 
 def _sample_source(opts, env):
-    from ..samplerepo import GENERATOR_VERSION, HEAD_BRANCH, OLD_TAG, RECENT_TAG, make_sample_repo
     from .runner import Source, log
+    from .samplerepo import GENERATOR_VERSION, HEAD_BRANCH, OLD_TAG, RECENT_TAG, make_sample_repo
 
     path = os.path.join(opts.cache_dir, f"sample-g{GENERATOR_VERSION}-{opts.files}-s{opts.seed}.git")
     if not os.path.isdir(path):
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     if load_start != "?" and float(load_start) > (os.cpu_count() or 1) / 2:
         notes.append(f"the machine was busy at the start (load {load_start}): compare within this run only")
     rep = report.Report(
-        format=1, started=started, finished=finished, command=[sys.executable, "-m", "git_checkout_helper.bench",
+        format=1, started=started, finished=finished, command=[sys.executable, "-m", "bench",
                                                                *(sys.argv[1:] if argv is None else argv)],
         options={k: getattr(opts, k) for k in opts.__struct_fields__}, machine=machine,
         repository=source.description, filesystems=filesystems, notes=notes, cells=bench.cells,

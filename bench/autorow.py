@@ -1,6 +1,6 @@
 """The ``ours, -j auto`` row (``checkout.workers=auto``, see autoworkers.py)
 and its verdict: auto against the best fixed ``-j N`` of ours (by median) on
-the same filesystem and operation (issue 7's target: within 10%), judged by
+the same filesystem and operation (the target: within 10%), judged by
 the per-round ratio as the ``÷git`` column is: on a shared machine two
 medians of the same configuration can differ by more than 10%.
 

@@ -17,7 +17,6 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from git_checkout_helper.entry import (  # noqa: E402
     CheckoutState,

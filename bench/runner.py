@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from git_checkout_helper.fsinfo import mount_of
+
 from .autorow import auto_tool
 from .options import Options
 
@@ -135,19 +137,11 @@ def fs_type(path: str) -> tuple[str, str, str]:
     """(filesystem type, source device, mount options) of the mount holding ``path``.
     The options go into the report: ext4's ``discard`` without a journal, for one,
     makes every unlink wait for the device (switches then cost far more on disk)."""
-    path = os.path.realpath(path)
-    best = ("?", "?", "", "")
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                parts = line.split()
-                mnt = parts[4].replace("\\040", " ")
-                sep = parts.index("-")
-                if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best[3]):
-                    best = (parts[sep + 1], parts[sep + 2], ",".join(dict.fromkeys(f"{parts[5]},{parts[sep + 3]}".split(","))), mnt)
-    except OSError:
-        pass
-    return best[0], best[1], best[2]
+    m = mount_of(path)
+    if m is None:
+        return "?", "?", ""
+    opts = ",".join(dict.fromkeys(f"{m.mount_options},{m.super_options}".split(",")))
+    return m.fstype, m.source, opts
 
 
 def _find_tmpfs(work: str, notes: list[str]) -> str | None:

@@ -1,6 +1,6 @@
 """A deterministic sample repository shaped like a real project.
 
-Used by the benchmark (``python -m git_checkout_helper.bench``), the demo and
+Used by the benchmark (``python -m bench``), the demo and
 tests. It is test/bench infrastructure, so it runs git itself; the product's
 checkout path never does.
 

@@ -1,0 +1,7 @@
+"""``python -m bench``: see the package docstring."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
