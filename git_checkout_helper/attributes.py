@@ -22,8 +22,8 @@ from io import BytesIO
 from dulwich.attrs import Pattern, parse_git_attributes
 
 from .config import git_config_bool
+from .convert import ConvertCrlfAction as A
 from .convert import EolConfig
-from .wire import ConvertCrlfAction as A
 
 __all__ = ["ConvAttrs", "ConvertDriver", "AttributeStack", "convert_attrs"]
 

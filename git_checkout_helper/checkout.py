@@ -45,7 +45,7 @@ from .config import (
     threshold_setting,
 )
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
-from .entry import CheckoutState, show_path, write_in_full, write_pc_item
+from .entry import CheckoutState, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
 from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index, serialize_index
 from .pktline import LARGE_PACKET_DATA_MAX
@@ -53,6 +53,7 @@ from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_swi
 from .progress import Progress
 from .repository import EMPTY, Repository, RevisionError, TreeFiles
 from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
+from .wrapper import show_path, write_in_full
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
 

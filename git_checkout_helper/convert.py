@@ -39,10 +39,11 @@ import codecs
 import errno
 import re
 import sys
-
-from .wire import ConvertCrlfAction as A
+from enum import IntEnum
 
 __all__ = [
+    "CRLF_ACTIONS",
+    "ConvertCrlfAction",
     "CA_CLASS_INCORE",
     "CA_CLASS_STREAMABLE",
     "NULL_FILTER",
@@ -63,6 +64,23 @@ __all__ = [
     "needs_conversion",
     "output_eol",
 ]
+
+
+class ConvertCrlfAction(IntEnum):
+    """``enum convert_crlf_action`` (convert.h)."""
+
+    CRLF_UNDEFINED = 0
+    CRLF_BINARY = 1
+    CRLF_TEXT = 2
+    CRLF_TEXT_INPUT = 3
+    CRLF_TEXT_CRLF = 4
+    CRLF_AUTO = 5
+    CRLF_AUTO_INPUT = 6
+    CRLF_AUTO_CRLF = 7
+
+
+CRLF_ACTIONS = frozenset(int(a) for a in ConvertCrlfAction)
+A = ConvertCrlfAction
 
 # enum eol (convert.h); EOL_NATIVE is EOL_LF on this platform.
 EOL_UNSET = 0

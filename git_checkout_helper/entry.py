@@ -45,6 +45,7 @@ from .convert import (
 from .filters import SmudgeFailed, smudge_to_worktree
 from .odb import BlobStream, MissingObject, ObjectDatabase
 from .wire import PcItem, PcItemStatus
+from .wrapper import show_path, write_in_full
 
 __all__ = ["CheckoutState", "write_pc_item"]
 
@@ -53,9 +54,6 @@ COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
 FAILED = PcItemStatus.PC_ITEM_FAILED
 
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-#: Above this size a plain item is written in slices of this many bytes, so
-#: one write() never holds more than this of a large blob at a time.
-WRITE_CHUNK = 1 << 23
 #: A streamable blob larger than this is inflated and written piece by piece
 #: (git streams every streamable blob; below this one read is as good).
 STREAM_THRESHOLD = 1 << 21
@@ -151,14 +149,6 @@ class CheckoutState:
             i = dirpath.find(b"/", i + 1)
         self._good_dir = dirpath
         return True
-
-
-def show_path(path: bytes) -> str:
-    """``path`` for a one-line message: invalid UTF-8 and control bytes escaped."""
-    text = path.decode("utf-8", "backslashreplace")
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def verify_item_path(
@@ -329,18 +319,3 @@ def _write_filtered(fd: int, item: PcItem, drv, name: bytes, path: bytes, state:
     except OSError as e:
         state.error(f"unable to write file '{path.decode('utf-8', 'replace')}': {e.strerror}")
         raise
-
-
-def write_in_full(fd: int, data: bytes) -> None:
-    """``write_in_full`` (wrapper.c): loop over short writes, in bounded slices.
-    The one place this project writes a buffer to a descriptor."""
-    n = len(data)
-    if n <= WRITE_CHUNK:
-        done = os.write(fd, data)
-        if done == n:
-            return
-    else:
-        done = 0
-    view = memoryview(data)
-    while done < n:
-        done += os.write(fd, view[done : done + WRITE_CHUNK])

@@ -55,6 +55,7 @@ from collections.abc import Callable
 
 from .convert import convert_to_working_tree
 from .pktline import FLUSH, LARGE_PACKET_DATA_MAX, PktLineError, PktReader, pkt_line
+from .wrapper import write_in_full
 
 __all__ = ["FilterRunner", "SmudgeFailed", "expand_filter_command", "smudge_to_worktree"]
 
@@ -123,11 +124,8 @@ class LongRunningFilter:
         return self.cmd.decode("utf-8", "replace")
 
     def _write(self, data: bytes) -> None:
-        fd = self.proc.stdin.fileno()
-        view = memoryview(data)
         try:
-            while view:
-                view = view[os.write(fd, view):]
+            write_in_full(self.proc.stdin.fileno(), data)
         except OSError as e:
             raise _ProtocolBroken(str(e)) from None
 

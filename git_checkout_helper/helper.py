@@ -47,7 +47,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .entry import CheckoutState, write_in_full, write_pc_item
+from .entry import CheckoutState, write_pc_item
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktReader, pkt_line
 from .wire import (
     RESULT_BASE,
@@ -58,6 +58,7 @@ from .wire import (
     decode_item,
     encode_written,
 )
+from .wrapper import write_in_full
 
 __all__ = ["HelperTerminated", "MAX_THREADS", "ProtocolError", "ThreadedWriter", "raise_terminated", "read_batch",
            "serve"]

@@ -27,7 +27,7 @@ import struct
 
 import msgspec
 
-from .entry import write_in_full
+from .wrapper import write_in_full
 
 __all__ = [
     "Entry",

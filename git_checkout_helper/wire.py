@@ -34,9 +34,9 @@ from enum import IntEnum
 
 import msgspec
 
+from .convert import CRLF_ACTIONS, ConvertCrlfAction
+
 __all__ = [
-    "CRLF_ACTIONS",
-    "ConvertCrlfAction",
     "GIT_HASH_SHA1",
     "GIT_FILTERS_LAYOUT",
     "GIT_HASH_SHA256",
@@ -65,21 +65,6 @@ class PcItemStatus(IntEnum):
     PC_ITEM_COLLIDED = 2
     PC_ITEM_FAILED = 3
 
-
-class ConvertCrlfAction(IntEnum):
-    """``enum convert_crlf_action`` (convert.h)."""
-
-    CRLF_UNDEFINED = 0
-    CRLF_BINARY = 1
-    CRLF_TEXT = 2
-    CRLF_TEXT_INPUT = 3
-    CRLF_TEXT_CRLF = 4
-    CRLF_AUTO = 5
-    CRLF_AUTO_INPUT = 6
-    CRLF_AUTO_CRLF = 7
-
-
-CRLF_ACTIONS = frozenset(int(a) for a in ConvertCrlfAction)
 
 #: ``GIT_HASH_*`` values carried in ``struct object_id.algo``.
 GIT_HASH_UNKNOWN = 0

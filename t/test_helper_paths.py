@@ -20,7 +20,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from git_checkout_helper.entry import (  # noqa: E402
     CheckoutState,
-    show_path,
     verify_item_path,
     write_pc_item,
 )
@@ -32,6 +31,7 @@ from git_checkout_helper.wire import (  # noqa: E402
     decode_result,
     native_stat_layout,
 )
+from git_checkout_helper.wrapper import show_path  # noqa: E402
 
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 COLLIDED = PcItemStatus.PC_ITEM_COLLIDED

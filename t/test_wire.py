@@ -23,13 +23,13 @@ import subprocess
 
 import pytest
 
+from git_checkout_helper.convert import ConvertCrlfAction
 from git_checkout_helper.wire import (
     GIT_HASH_SHA1,
     GIT_HASH_SHA256,
     REQUEST_LAYOUTS,
     RESULT_BASE,
     STAT_LAYOUTS,
-    ConvertCrlfAction,
     PcItem,
     PcItemResult,
     PcItemStatus,

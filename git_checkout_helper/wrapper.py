@@ -1,0 +1,38 @@
+"""The small write and message helpers every module shares (``wrapper.c``).
+
+One ``write_in_full`` for files, helper results, filter input and the index,
+and one way to show a path in a one-line message.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["WRITE_CHUNK", "show_path", "write_in_full"]
+
+#: Above this size a plain item is written in slices of this many bytes, so
+#: one write() never holds more than this of a large blob at a time.
+WRITE_CHUNK = 1 << 23
+
+
+def show_path(path: bytes) -> str:
+    """``path`` for a one-line message: invalid UTF-8 and control bytes escaped."""
+    text = path.decode("utf-8", "backslashreplace")
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def write_in_full(fd: int, data: bytes) -> None:
+    """``write_in_full`` (wrapper.c): loop over short writes, in bounded slices.
+    The one place this project writes a buffer to a descriptor."""
+    n = len(data)
+    if n <= WRITE_CHUNK:
+        done = os.write(fd, data)
+        if done == n:
+            return
+    else:
+        done = 0
+    view = memoryview(data)
+    while done < n:
+        done += os.write(fd, view[done : done + WRITE_CHUNK])
