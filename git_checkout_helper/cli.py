@@ -107,6 +107,22 @@ def _no_op(signum, frame) -> None:
     pass
 
 
+def _choose_inflater(env) -> str | None:
+    """``GIT_CHECKOUT_HELPER_INFLATE=zlib|isal`` (ours): the inflater of this
+    process and, inherited, of its helpers (inflate.py; default: the fastest
+    one installed). Returns the error message for a value it cannot honour."""
+    name = env.get("GIT_CHECKOUT_HELPER_INFLATE")
+    if not name:
+        return None
+    from . import inflate
+
+    try:
+        inflate.use(name)
+    except ValueError as e:
+        return f"GIT_CHECKOUT_HELPER_INFLATE: {e}"
+    return None
+
+
 def helper_main(argv: list[str] | None = None) -> int:
     """``git checkout--helper``: serve checkout items from stdin."""
     _sanitize_stdfds()
@@ -122,6 +138,9 @@ def helper_main(argv: list[str] | None = None) -> int:
     # Set by git during --recurse-submodules; it must not leak into anything
     # repository-aware we run.
     env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
+    bad = _choose_inflater(env)
+    if bad:
+        return _die(bad)
 
     from dulwich.index import get_path_element_validator
 
@@ -371,6 +390,9 @@ def checkout_main(argv: list[str] | None = None) -> int:
     except _Usage:
         return 129
     env = dict(os.environ)
+    bad = _choose_inflater(env)
+    if bad:
+        return _die(bad)
 
     def run():
         from .checkout import run_checkout, run_checkout_all, run_checkout_paths
@@ -427,6 +449,9 @@ def clone_main(argv: list[str] | None = None) -> int:
         sys.stderr.write(CLONE_USAGE)
         return 129
     env = dict(os.environ)
+    bad = _choose_inflater(env)
+    if bad:
+        return _die(bad)
 
     def run():
         from .checkout import run_checkout

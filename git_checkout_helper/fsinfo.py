@@ -25,8 +25,6 @@ filesystem. Nothing here reads the environment.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 
 import msgspec
@@ -159,24 +157,27 @@ def fs_kind_of_name(fstype: str) -> str:
     return _NAME_KIND.get(base, "unknown")
 
 
-class _Statfs(ctypes.Structure):
-    # Large enough for struct statfs on every Linux ABI (120 bytes on
-    # x86-64); only f_type, the first word, is read.
-    _fields_ = [("f_type", ctypes.c_long), ("_rest", ctypes.c_byte * 248)]
-
-
 _libc = None
+_Statfs = None
 
 
 def statfs_type(path: str | bytes) -> int | None:
     """``statfs(2)``'s ``f_type`` (unsigned 32 bits), or None where there is
     no such call (not Linux) or it fails."""
-    global _libc
+    global _libc, _Statfs
     if not os.uname().sysname == "Linux":
         return None
+    import ctypes  # only here: most checkouts never ask (-j N), and ctypes costs start-up
+    import ctypes.util
+
     try:
         if _libc is None:
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        if _Statfs is None:
+            class _Statfs(ctypes.Structure):
+                # Large enough for struct statfs on every Linux ABI (120 bytes on
+                # x86-64); only f_type, the first word, is read.
+                _fields_ = [("f_type", ctypes.c_long), ("_rest", ctypes.c_byte * 248)]
         buf = _Statfs()
         if _libc.statfs(os.fsencode(path), ctypes.byref(buf)) != 0:
             return None

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import threading
-import zlib
 from collections.abc import Iterator
 
 from dulwich.object_store import DiskObjectStore
 
+from . import inflate as _inflate
 from .packreader import PackReader
 
 __all__ = [
@@ -75,7 +76,7 @@ class BlobStream:
     def __iter__(self) -> Iterator[bytes]:
         try:
             yield from self._pieces
-        except (zlib.error, ValueError, OSError) as e:
+        except (*_inflate.ERRORS, ValueError, OSError) as e:
             raise MissingObject(self._oid.hex()) from e
 
 
@@ -224,8 +225,15 @@ class ObjectDatabase:
                 return pack.get_raw(oid)
             except KeyError:
                 continue
-            except (OSError, ValueError, IndexError):
+            except (OSError, ValueError, IndexError, *_inflate.ERRORS):
                 break  # something unusual: let dulwich do it the careful way
+        else:
+            try:
+                found = self._loose_object(oid, sys.maxsize)
+            except _inflate.ERRORS as e:  # one kind of error, whichever inflater
+                raise ValueError(f"loose object {oid.hex()} is corrupt") from e
+            if found is not None:
+                return found
         return self._get_raw(oid)
 
     def _open_packs(self) -> list:
@@ -249,7 +257,7 @@ class ObjectDatabase:
         """The content of blob ``oid`` (raw bytes); :class:`MissingObject` if absent."""
         try:
             type_num, data = self._pack_get_raw(oid)
-        except (KeyError, ValueError, AssertionError, OSError) as e:
+        except (KeyError, ValueError, AssertionError, OSError, *_inflate.ERRORS) as e:
             raise MissingObject(oid.hex()) from e
         if type_num != OBJ_BLOB:
             raise MissingObject(oid.hex())
@@ -275,7 +283,7 @@ class ObjectDatabase:
                             got = pack.get_raw(oid)
                 except KeyError:
                     continue
-                except (OSError, ValueError, IndexError, AssertionError, zlib.error):
+                except (OSError, ValueError, IndexError, AssertionError, *_inflate.ERRORS):
                     break  # something unusual (an id of the wrong length...): dulwich decides
                 type_num, data = got
                 if type_num != OBJ_BLOB:
@@ -284,7 +292,7 @@ class ObjectDatabase:
                     return BlobStream(oid, data[0], data[1])
                 return data
             found = self._loose_blob(oid, limit)
-        except (OSError, ValueError, zlib.error) as e:
+        except (OSError, ValueError, *_inflate.ERRORS) as e:
             raise MissingObject(oid.hex()) from e
         if found is not None:
             return found
@@ -300,38 +308,53 @@ class ObjectDatabase:
         return dirs
 
     def _loose_blob(self, oid: bytes, limit: int) -> bytes | BlobStream | None:
-        """A loose blob (``objects/xx/yyyy``, zlib: ``blob <size>\\0<data>``)."""
+        """A loose blob; MissingObject when ``oid`` is loose but not a blob."""
+        found = self._loose_object(oid, limit)
+        if found is None:
+            return None
+        if found[0] != OBJ_BLOB:
+            raise MissingObject(oid.hex())
+        return found[1]
+
+    def _loose_object(self, oid: bytes, limit: int) -> tuple[int, bytes | BlobStream] | None:
+        """A loose object (``objects/xx/yyyy``, zlib: ``<type> <size>\\0<data>``):
+        ``(type number, data)``, a blob above ``limit`` bytes as a
+        :class:`BlobStream`; None when no objects directory has it."""
         hexid = oid.hex()
         for objects in self._loose_dirs():
             try:
                 f = open(os.path.join(objects, hexid[:2], hexid[2:]), "rb")
             except FileNotFoundError:
                 continue
-            d = zlib.decompressobj()
+            d = _inflate.decompressobj()
             head = b""
             while b"\0" not in head:
                 raw = d.unconsumed_tail or f.read(4096)
-                if not raw:
+                got = d.decompress(raw, 64)
+                if not raw and not got:
                     f.close()
                     raise ValueError("truncated loose object header")
-                head += d.decompress(raw, 64)
+                head += got
                 if len(head) > 64 and b"\0" not in head:
                     f.close()
                     raise ValueError("bad loose object header")
             header, _, first = head.partition(b"\0")
             kind, _, size_text = header.partition(b" ")
             size = int(size_text)
-            if _LOOSE_TYPES.get(kind) != OBJ_BLOB:
+            type_num = _LOOSE_TYPES.get(kind)
+            if type_num is None:
                 f.close()
-                raise MissingObject(hexid)
-            if size <= limit:
+                raise ValueError("bad loose object type")
+            if size <= limit or type_num != OBJ_BLOB:
                 with f:
-                    rest = d.decompress(d.unconsumed_tail + f.read()) + d.flush()
+                    rest = d.decompress(d.unconsumed_tail + f.read())
+                if not d.eof:  # as unpack_loose_rest: the stream must end (its checksum read)
+                    raise ValueError("truncated loose object")
                 data = first + rest
                 if len(data) != size:
                     raise ValueError("loose object size mismatch")
-                return data
-            return BlobStream(oid, size, _inflate_file(f, d, first, size))
+                return type_num, data
+            return type_num, BlobStream(oid, size, _inflate_file(f, d, first, size))
         return None
 
     def read_raw(self, oid: bytes) -> tuple[int, bytes]:

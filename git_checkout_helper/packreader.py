@@ -1,11 +1,14 @@
 """Lean object reads from one pack: ``packfile.c``'s ``unpack_entry`` path.
 
-dulwich finds the object (its pack index, searched with dulwich's C
-``bisect_find_sha``) and applies deltas (its C ``apply_delta``); this module
-only replaces the Python layers in between, which cost about as much as
-zlib itself when a checkout reads thousands of small blobs: the object
+dulwich applies deltas (its C ``apply_delta``); this module replaces the
+Python layers around it, which cost about as much as zlib itself when a
+checkout reads thousands of small blobs: a version 2 ``.idx`` is searched
+on its own mapping (:class:`IndexV2`: fan-out, then a bisection of the
+name table, as ``find_pack_entry_one``; dulwich's search calls back into
+Python for every name it compares, ten times per lookup on git.git), the object
 header is parsed straight from an ``mmap`` of the pack, the entry is
-inflated with one ``zlib`` call on a zero-copy slice, and delta bases are
+inflated with one call (:func:`inflate.inflate`: ISA-L, or zlib) on a
+zero-copy slice, and delta bases are
 kept in a small LRU cache keyed by pack offset (git's delta base cache,
 ``core.deltaBaseCacheLimit``), which contiguous chunks in path order hit
 often. Anything unusual raises, and the caller falls back to dulwich.
@@ -22,14 +25,17 @@ from __future__ import annotations
 
 import mmap
 import os
+import struct
 import threading
-import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 
 from dulwich._pack import apply_delta
 
-__all__ = ["PackReader", "DELTA_BASE_CACHE_LIMIT"]
+from . import inflate as _inflate_mod
+from .inflate import inflate
+
+__all__ = ["IndexV2", "PackReader", "DELTA_BASE_CACHE_LIMIT"]
 
 OBJ_OFS_DELTA = 6
 OBJ_REF_DELTA = 7
@@ -51,9 +57,9 @@ def inflate_in_pieces(d, raw: Iterator[bytes], size: int, first: bytes = b"",
         yield first
     while not d.eof:
         data = d.unconsumed_tail or next(raw, b"")
-        if not data:
-            raise ValueError("truncated object")
         out = d.decompress(data, piece)
+        if not data and not out:  # ISA-L may still hold output for input it has read
+            raise ValueError("truncated object")
         if out:
             done += len(out)
             if done > size:
@@ -63,11 +69,89 @@ def inflate_in_pieces(d, raw: Iterator[bytes], size: int, first: bytes = b"",
         raise ValueError("object size mismatch")
 
 
+_FANOUT = struct.Struct(">256I")
+_U32 = struct.Struct(">I").unpack_from
+_U64 = struct.Struct(">Q").unpack_from
+
+
+class IndexV2:
+    """A version 2 pack index (``.idx``), mapped and searched as
+    ``find_pack_entry_one`` / ``nth_packed_object_offset`` do.
+
+    Checked once when opened, as ``check_packed_git_idx``: the magic and
+    version, a monotonic fan-out table, and a file large enough for the
+    tables and trailer it claims. A 64-bit offset pointing outside its table
+    raises ValueError (git: "bad offset"). Read only: safe for threads.
+    """
+
+    def __init__(self, path: str, rawsz: int) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        try:
+            m = self._map
+            if len(m) < 8 + 1024 or m[:8] != b"\377tOc\0\0\0\2":
+                raise ValueError(f"{path}: not a version 2 pack index")
+            fanout = _FANOUT.unpack_from(m, 8)
+            if any(fanout[i] > fanout[i + 1] for i in range(255)):
+                raise ValueError(f"{path}: non-monotonic index")
+            n = fanout[255]
+            self._names = 8 + 1024
+            self._offsets = self._names + n * (rawsz + 4)
+            self._large = self._offsets + n * 4
+            self._large_end = len(m) - 2 * rawsz
+            if self._large_end < self._large:
+                raise ValueError(f"{path}: pack index is too small for {n} objects")
+        except BaseException:
+            self._map.close()
+            raise
+        # (lo, hi) of the name table slice for each first byte.
+        self._ranges = tuple(zip((0, *fanout[:255]), fanout, strict=True))
+        self._rawsz = rawsz
+
+    def close(self) -> None:
+        self._map.close()
+
+    def offset(self, oid: bytes) -> int:
+        """The pack offset of ``oid``; KeyError when the pack lacks it."""
+        sz = self._rawsz
+        if len(oid) != sz:
+            raise ValueError("object id of the wrong length")
+        lo, hi = self._ranges[oid[0]]
+        m = self._map
+        names = self._names
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            p = names + mid * sz
+            name = m[p : p + sz]
+            if name < oid:
+                lo = mid + 1
+            elif name == oid:
+                off = _U32(m, self._offsets + 4 * mid)[0]
+                if off & 0x80000000:
+                    p = self._large + 8 * (off & 0x7FFFFFFF)
+                    if p + 8 > self._large_end:
+                        raise ValueError("bad offset in pack index")
+                    off = _U64(m, p)[0]
+                return off
+            else:
+                hi = mid
+        raise KeyError(oid)
+
+
 class PackReader:
     """Inflate objects of one dulwich ``Pack`` directly from its mmap."""
 
     def __init__(self, pack, resolve_ref=None) -> None:
-        self._offset_of = pack.index.object_offset
+        self._index = None
+        try:
+            self._index = IndexV2(pack._idx_path, pack.object_format.oid_length)
+        except (OSError, ValueError, AttributeError):
+            self._offset_of = pack.index.object_offset  # a version 1 index: dulwich's search
+        else:
+            self._offset_of = self._index.offset
         fd = os.open(pack._data_path, os.O_RDONLY | os.O_CLOEXEC)
         try:
             self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -84,6 +168,8 @@ class PackReader:
         self._cache.clear()
         self._mv.release()
         self._map.close()
+        if self._index is not None:
+            self._index.close()
 
     def get_raw(self, oid: bytes) -> tuple[int, bytes]:
         """(type number, content) of ``oid``; KeyError when this pack lacks it."""
@@ -104,7 +190,7 @@ class PackReader:
         """Inflate ``size`` bytes at ``pos`` in pieces of at most ``piece`` bytes."""
         mv = self._mv
         raw = (mv[p : p + piece] for p in range(pos, len(mv), piece))
-        return inflate_in_pieces(zlib.decompressobj(), raw, size, piece=piece)
+        return inflate_in_pieces(_inflate_mod.decompressobj(), raw, size, piece=piece)
 
     def _entry_header(self, offset: int) -> tuple[int, int, int]:
         """``unpack_object_header_buffer``: (type, inflated size, data offset)."""
@@ -122,25 +208,7 @@ class PackReader:
         return type_num, size, pos + 1
 
     def _inflate(self, pos: int, size: int) -> bytes:
-        mv = self._mv
-        d = zlib.decompressobj()
-        n = size + (size >> 3) + 64
-        first = d.decompress(mv[pos : pos + n])
-        if d.eof:
-            out = first
-        else:
-            parts = [first]
-            pos += n
-            while not d.eof:
-                chunk = mv[pos : pos + (1 << 20)]
-                if not chunk:
-                    raise ValueError("truncated pack entry")
-                parts.append(d.decompress(chunk))
-                pos += len(chunk)
-            out = b"".join(parts)
-        if len(out) != size:
-            raise ValueError("pack entry size mismatch")
-        return out
+        return inflate(self._mv, pos, size)
 
     def _object_at(self, offset: int, depth: int) -> tuple[int, bytes]:
         with self._lock:
