@@ -18,6 +18,7 @@ from dulwich.objects import Commit, Tag, Tree, parse_tree
 from dulwich.repo import Repo
 
 from .config import read_config
+from .discovery import SetupEnv
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
 
 __all__ = ["Repository", "RevisionError", "TreeFiles"]
@@ -51,7 +52,8 @@ class Repository:
         self.dirs = dirs
         self.environ = dict(environ or {})
         self.config = read_config(dirs, self.environ)
-        self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config))
+        self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config),
+                                  getattr(dirs, "alternates", None))
         self.store = self.odb.store
         self.hash_name = self.odb.object_format.name
         self.worktree = dirs.worktree
@@ -59,15 +61,20 @@ class Repository:
         self._trees: dict[bytes, TreeFiles] = {}
 
     @classmethod
-    def open(cls, path: str, environ: Mapping[str, str] | None = None, git_dir: str | None = None) -> Repository:
-        dirs = discover(path, git_dir)
+    def open(cls, path: str, environ: Mapping[str, str] | None = None, git_dir: str | None = None,
+             setup: SetupEnv | None = None) -> Repository:
+        """Discover the repository from ``path`` (:func:`discovery.discover`);
+        ``setup`` carries the ``GIT_*`` discovery settings the CLI read."""
+        dirs = discover(path, git_dir, env=setup or SetupEnv(environ=environ))
         return cls(dirs, environ)
 
     @property
     def dulwich(self) -> Repo:
         """A dulwich Repo on the same directories (refs, ignore rules)."""
         if self._dulwich is None:
-            self._dulwich = Repo(self.dirs.gitdir, object_store=self.store)
+            d = self.dirs
+            self._dulwich = Repo(controldir=d.gitdir, commondir=d.commondir, worktree=d.worktree,
+                                 object_store=self.store, bare=d.worktree is None)
         return self._dulwich
 
     def close(self) -> None:
