@@ -45,6 +45,32 @@ class TreeFiles:
 EMPTY = TreeFiles({}, {}, None)
 
 
+class _DulwichRepo(Repo):
+    """dulwich's ``Repo`` on directories :mod:`discovery` has already checked
+    as git does. While it opens, it sees no config: its own format checks
+    are stricter than git's (v0 extensions such as ``partialClone`` or
+    ``preciousObjects``, unknown ones in a version 0 repository, core.bare
+    with core.worktree) and would refuse repositories git works in."""
+
+    _opening = False
+
+    def get_config(self):
+        if self._opening:
+            from dulwich.config import ConfigFile
+
+            return ConfigFile()
+        return super().get_config()
+
+
+def _open_dulwich(dirs: GitDirs, store) -> Repo:
+    r = _DulwichRepo.__new__(_DulwichRepo)
+    r._opening = True
+    Repo.__init__(r, controldir=dirs.gitdir, commondir=dirs.commondir, worktree=dirs.worktree,
+                  object_store=store, bare=dirs.worktree is None)
+    r._opening = False
+    return r
+
+
 class Repository:
     """The repository a checkout runs in."""
 
@@ -72,9 +98,7 @@ class Repository:
     def dulwich(self) -> Repo:
         """A dulwich Repo on the same directories (refs, ignore rules)."""
         if self._dulwich is None:
-            d = self.dirs
-            self._dulwich = Repo(controldir=d.gitdir, commondir=d.commondir, worktree=d.worktree,
-                                 object_store=self.store, bare=d.worktree is None)
+            self._dulwich = _open_dulwich(self.dirs, self.store)
         return self._dulwich
 
     def close(self) -> None:
@@ -235,9 +259,16 @@ class Repository:
         remote, _, name = remote_ref[len(b"refs/remotes/") :].partition(b"/")
         short = branch[len(b"refs/heads/") :]
         cf = ConfigFile.from_path(self.dirs.config_path)
-        cf.set((b"branch", short), b"remote", remote)
-        cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
-        cf.write_to_path(self.dirs.config_path)
+        if (b"branch", short) not in cf.sections():
+            from .configset import append_section
+
+            # (the file's other values kept byte for byte, as git config does)
+            append_section(self.dirs.config_path, b"branch", short,
+                           [(b"remote", remote), (b"merge", b"refs/heads/" + name)])
+        else:
+            cf.set((b"branch", short), b"remote", remote)
+            cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
+            cf.write_to_path(self.dirs.config_path)
         return f"branch '{short.decode()}' set up to track '{remote.decode()}/{name.decode()}'."
 
     def tracking_info(self, branch: bytes) -> str | None:
