@@ -90,6 +90,8 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: I/O threads in each helper (``--threads K``, ``checkout.helperThreads``);
     #: None: the setting, or checkout.workers=auto's choice.
     helper_threads: int | None = None
+    #: ``--ignore-other-worktrees``: switch to a branch another worktree has checked out.
+    ignore_other_worktrees: bool = False
 
 
 class CheckoutReport(msgspec.Struct):
@@ -733,7 +735,7 @@ def run_checkout(
     reflog).
     """
     if repo.worktree is None:
-        raise CheckoutError("this operation must be run in a work tree", 128)
+        raise CheckoutError("fatal: this operation must be run in a work tree", 128)
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
@@ -747,6 +749,9 @@ def run_checkout(
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
         commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+        if (branch is not None and remote_ref is None and clone is None and rev is not None
+                and not opts.ignore_other_worktrees and branch != old_branch):
+            _die_if_checked_out(repo, branch)
         target = repo.tree_of(commit)
         # init_checkout_metadata: what a process filter is told of the checkout.
         co.filters.ref, co.filters.treeish = branch, commit
@@ -795,6 +800,16 @@ def run_checkout(
             # config cache predates the new upstream.)
             out.write(repo.tracking_info(tracked) or "")
     return co.report
+
+
+def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
+    """checkout_branch's ``die_if_checked_out`` (see :mod:`discovery`)."""
+    from .discovery import NotAGitRepository, die_if_checked_out
+
+    try:
+        die_if_checked_out(repo.dirs, branch)
+    except NotAGitRepository as e:
+        raise CheckoutError(f"fatal: {e}", 128) from None
 
 
 def _oneline(repo: Repository, commit: bytes) -> str:

@@ -145,9 +145,10 @@ def helper_main(argv: list[str] | None = None) -> int:
     from dulwich.index import get_path_element_validator
 
     from .config import ConfigError, eol_config, read_config
+    from .discovery import discover, setup_env
     from .entry import CheckoutState
     from .helper import HelperTerminated, ProtocolError, raise_terminated, serve
-    from .odb import NotAGitRepository, ObjectDatabase, discover, object_format_name
+    from .odb import NotAGitRepository, ObjectDatabase, object_format_name
     from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, WireError, native_stat_layout
 
     trace = None
@@ -156,17 +157,11 @@ def helper_main(argv: list[str] | None = None) -> int:
     stops: list[int] = []
     try:
         stat_layout = native_stat_layout()
-        git_dir = env.get("GIT_DIR")
-        dirs = discover(os.getcwd(), git_dir, env.get("GIT_WORK_TREE"))
-        if not git_dir and dirs.worktree and dirs.worktree != os.getcwd():
-            os.chdir(dirs.worktree)  # setup_git_directory: run at the top
+        dirs = discover(os.getcwd(), env=setup_env(env))
+        if dirs.prefix:
+            os.chdir(dirs.worktree)  # setup_git_directory: started inside the work tree, run at its top
         config = read_config(dirs, env)
-        alternates = [p for p in env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":") if p]
-        odb = ObjectDatabase(
-            env.get("GIT_OBJECT_DIRECTORY") or dirs.objects,
-            object_format_name(config),
-            alternates,
-        )
+        odb = ObjectDatabase(dirs.objects, object_format_name(config), dirs.alternates)
         trace = _trace(env)
         state = CheckoutState(
             odb,
@@ -242,7 +237,10 @@ usage: git parallel-checkout [<options>] <branch|commit>
     --progress            show progress even when stderr is not a terminal
     --no-progress         never show progress
     --helper-cmd <cmd>    run <cmd> as the helper (e.g. 'git checkout--worker')
+    --ignore-other-worktrees
+                          switch to a branch even when another worktree has it checked out
     -v, --verbose         print a JSON report of what was done
+    -C <path>             run as if started in <path> (before the other options)
 """
 
 CLONE_USAGE = """\
@@ -379,12 +377,33 @@ def _run_coordinated(fn) -> int:
         return _die(f"{e.strerror or e}{where}")
 
 
+def _change_dirs(argv: list[str]) -> list[str] | int:
+    """Leading ``-C <path>`` options (git's): each one a chdir, relative to the last."""
+    while argv and (argv[0] == "-C" or (argv[0].startswith("-C") and len(argv[0]) > 2)):
+        if argv[0] == "-C":
+            if len(argv) < 2:
+                sys.stderr.write("error: no directory given for -C\n")
+                return 129
+            path, argv = argv[1], argv[2:]
+        else:
+            path, argv = argv[0][2:], argv[1:]
+        if path:
+            try:
+                os.chdir(path)
+            except OSError as e:
+                return _die(f"cannot change to '{path}': {e.strerror}")
+    return argv
+
+
 def checkout_main(argv: list[str] | None = None) -> int:
     """``git parallel-checkout``."""
-    argv = sys.argv[1:] if argv is None else argv
+    argv = _change_dirs(sys.argv[1:] if argv is None else argv)
+    if isinstance(argv, int):
+        return argv
     try:
         opts, rest, pathspec = _parse_common(
-            argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all"},
+            argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all",
+                                   "--ignore-other-worktrees": "ignore_other_worktrees"},
             {"--prefix": "prefix"},
         )
     except _Usage:
@@ -396,14 +415,17 @@ def checkout_main(argv: list[str] | None = None) -> int:
 
     def run():
         from .checkout import run_checkout, run_checkout_all, run_checkout_paths
+        from .discovery import setup_env
         from .repository import Repository
 
-        repo = Repository.open(os.getcwd(), env, env.get("GIT_DIR"))
-        if env.get("GIT_WORK_TREE"):
-            repo.worktree = os.path.abspath(env["GIT_WORK_TREE"])
+        repo = Repository.open(os.getcwd(), env, setup=setup_env(env))
+        if repo.worktree is None:
+            repo.close()
+            return _die("this operation must be run in a work tree")
         trace = _trace(env)
         try:
             o = _options(opts, env)
+            o.ignore_other_worktrees = bool(opts.get("ignore_other_worktrees"))
             if opts.get("all"):
                 if rest or pathspec:
                     sys.stderr.write(f"fatal: --all takes no paths\n{CHECKOUT_USAGE}")
@@ -413,7 +435,7 @@ def checkout_main(argv: list[str] | None = None) -> int:
                 if len(rest) > 1:
                     sys.stderr.write(f"fatal: only one tree-ish before '--'\n{CHECKOUT_USAGE}")
                     return 129
-                prefix = os.path.relpath(os.getcwd(), repo.worktree) if repo.worktree else "."
+                prefix = (repo.dirs.prefix or "").rstrip("/") or "."
                 report = run_checkout_paths(repo, rest[0] if rest else None, pathspec, prefix, o, trace=trace)
             else:
                 if len(rest) != 1:
@@ -456,7 +478,7 @@ def clone_main(argv: list[str] | None = None) -> int:
     def run():
         from .checkout import run_checkout
         from .clone import prepare_clone
-        from .odb import discover
+        from .discovery import SetupEnv, discover
         from .repository import Repository
 
         source = rest[0]
@@ -469,7 +491,7 @@ def clone_main(argv: list[str] | None = None) -> int:
                                       announce=announce)
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
-        repo = Repository(discover(worktree), env)
+        repo = Repository(discover(worktree, env=SetupEnv(environ=env)), env)
         trace = _trace(env)
         try:
             if ref is None:

@@ -122,6 +122,9 @@ def read_config(dirs: GitDirs | None, environ: Mapping[str, str]) -> StackedConf
     if counted is not None:
         backends.append(counted)
     if dirs is not None:
+        wt_config = getattr(dirs, "worktree_config_path", None)  # extensions.worktreeConfig
+        if wt_config:
+            _append_file(backends, wt_config)
         _append_file(backends, dirs.config_path)
     for path in _global_config_paths(environ):
         _append_file(backends, path)

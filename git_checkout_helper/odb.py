@@ -1,8 +1,9 @@
-"""Finding the repository and reading blobs from it.
+"""Reading blobs from the repository.
 
-Mirrors the parts of ``setup.c`` (discovery: ``GIT_DIR``, a ``.git``
-directory or ``gitdir:`` file, ``commondir`` of linked worktrees) and
-``object-file.c`` / ``packfile.c`` (reading) that a checkout worker needs.
+Mirrors the parts of ``object-file.c`` / ``packfile.c`` (reading) that a
+checkout worker needs; finding the repository is :mod:`discovery`'s
+(``setup.c``; ``GitDirs``, ``discover`` and ``NotAGitRepository`` are
+re-exported here for the callers that import them from this module).
 Reading goes through dulwich's :class:`~dulwich.object_store.DiskObjectStore`
 (packs with their delta-base cache, loose objects, alternates, SHA-1 and
 SHA-256) and asks for raw bytes with ``get_raw``: building ``Blob`` objects
@@ -27,7 +28,6 @@ anyway) or one only dulwich can find (a pack of an alternate) is read whole.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dulwich.object_store import DiskObjectStore
 
 from . import inflate as _inflate
+from .discovery import GitDirs, NotAGitRepository, discover
 from .packreader import PackReader
 
 __all__ = [
@@ -51,10 +52,6 @@ OBJ_BLOB = 3
 #: Largest piece a streamed blob is inflated into at a time.
 STREAM_PIECE = 1 << 20
 _LOOSE_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
-
-
-class NotAGitRepository(Exception):
-    pass
 
 
 class BlobStream:
@@ -82,93 +79,6 @@ class BlobStream:
 
 class MissingObject(Exception):
     pass
-
-
-class GitDirs:
-    """The directories of one repository: its git dir, common dir and work tree."""
-
-    __slots__ = ("gitdir", "commondir", "worktree")
-
-    def __init__(self, gitdir: str, commondir: str, worktree: str | None) -> None:
-        self.gitdir = gitdir
-        self.commondir = commondir
-        self.worktree = worktree
-
-    def __repr__(self) -> str:
-        return f"GitDirs({self.gitdir!r}, {self.commondir!r}, {self.worktree!r})"
-
-    @property
-    def objects(self) -> str:
-        return os.path.join(self.commondir, "objects")
-
-    @property
-    def config_path(self) -> str:
-        return os.path.join(self.commondir, "config")
-
-    @property
-    def index_path(self) -> str:
-        return os.path.join(self.gitdir, "index")
-
-
-def _read_gitfile(path: str) -> str:
-    """``read_gitfile``: the target of a ``gitdir: <path>`` file."""
-    with open(path, "rb") as f:
-        data = f.read(4096).strip()
-    if not data.startswith(b"gitdir: "):
-        raise NotAGitRepository(f"invalid gitfile format: {path}")
-    target = os.fsdecode(data[8:].strip())
-    if not os.path.isabs(target):
-        target = os.path.join(os.path.dirname(path), target)
-    return os.path.normpath(target)
-
-
-def _is_git_directory(path: str) -> bool:
-    """``is_git_directory``: HEAD, objects/ and refs/ are present."""
-    return (
-        os.path.isfile(os.path.join(path, "HEAD"))
-        and os.path.isdir(os.path.join(path, "objects"))
-        and os.path.isdir(os.path.join(path, "refs"))
-    )
-
-
-def _commondir(gitdir: str) -> str:
-    try:
-        with open(os.path.join(gitdir, "commondir"), "rb") as f:
-            rel = os.fsdecode(f.read().strip())
-    except FileNotFoundError:
-        return gitdir
-    return os.path.normpath(os.path.join(gitdir, rel))
-
-
-def discover(start: str, git_dir: str | None = None, work_tree: str | None = None) -> GitDirs:
-    """``setup_git_directory``: honour an explicit git dir, else walk up from ``start``."""
-    if git_dir:
-        gd = os.path.abspath(os.path.join(start, git_dir))
-        if os.path.isfile(gd):
-            gd = _read_gitfile(gd)
-        if not _is_git_directory(gd):
-            raise NotAGitRepository(f"not a git repository: '{git_dir}'")
-        wt = os.path.abspath(os.path.join(start, work_tree)) if work_tree else start
-        return GitDirs(gd, _commondir(gd), wt)
-    cur = os.path.abspath(start)
-    while True:
-        dotgit = os.path.join(cur, ".git")
-        try:
-            st = os.stat(dotgit)
-        except OSError:
-            st = None
-        if st is not None:
-            gd = _read_gitfile(dotgit) if stat.S_ISREG(st.st_mode) else dotgit
-            if _is_git_directory(gd):
-                return GitDirs(gd, _commondir(gd), work_tree or cur)
-        if _is_git_directory(cur):
-            return GitDirs(cur, _commondir(cur), work_tree)
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            raise NotAGitRepository(
-                "not a git repository (or any of the parent directories): .git"
-            )
-        cur = parent
 
 
 def object_format_name(config) -> str:

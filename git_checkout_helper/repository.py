@@ -18,6 +18,7 @@ from dulwich.objects import Commit, Tag, Tree, parse_tree
 from dulwich.repo import Repo
 
 from .config import read_config
+from .discovery import SetupEnv
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
 
 __all__ = ["Repository", "RevisionError", "TreeFiles"]
@@ -43,6 +44,32 @@ class TreeFiles:
 EMPTY = TreeFiles({}, {}, None)
 
 
+class _DulwichRepo(Repo):
+    """dulwich's ``Repo`` on directories :mod:`discovery` has already checked
+    as git does. While it opens, it sees no config: its own format checks
+    are stricter than git's (v0 extensions such as ``partialClone`` or
+    ``preciousObjects``, unknown ones in a version 0 repository, core.bare
+    with core.worktree) and would refuse repositories git works in."""
+
+    _opening = False
+
+    def get_config(self):
+        if self._opening:
+            from dulwich.config import ConfigFile
+
+            return ConfigFile()
+        return super().get_config()
+
+
+def _open_dulwich(dirs: GitDirs, store) -> Repo:
+    r = _DulwichRepo.__new__(_DulwichRepo)
+    r._opening = True
+    Repo.__init__(r, controldir=dirs.gitdir, commondir=dirs.commondir, worktree=dirs.worktree,
+                  object_store=store, bare=dirs.worktree is None)
+    r._opening = False
+    return r
+
+
 class Repository:
     """The repository a checkout runs in."""
 
@@ -50,7 +77,8 @@ class Repository:
         self.dirs = dirs
         self.environ = dict(environ or {})
         self.config = read_config(dirs, self.environ)
-        self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config))
+        self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config),
+                                  getattr(dirs, "alternates", None))
         self.store = self.odb.store
         self.hash_name = self.odb.object_format.name
         self.worktree = dirs.worktree
@@ -58,15 +86,18 @@ class Repository:
         self._trees: dict[bytes, TreeFiles] = {}
 
     @classmethod
-    def open(cls, path: str, environ: Mapping[str, str] | None = None, git_dir: str | None = None) -> Repository:
-        dirs = discover(path, git_dir)
+    def open(cls, path: str, environ: Mapping[str, str] | None = None, git_dir: str | None = None,
+             setup: SetupEnv | None = None) -> Repository:
+        """Discover the repository from ``path`` (:func:`discovery.discover`);
+        ``setup`` carries the ``GIT_*`` discovery settings the CLI read."""
+        dirs = discover(path, git_dir, env=setup or SetupEnv(environ=environ))
         return cls(dirs, environ)
 
     @property
     def dulwich(self) -> Repo:
         """A dulwich Repo on the same directories (refs, ignore rules)."""
         if self._dulwich is None:
-            self._dulwich = Repo(self.dirs.gitdir, object_store=self.store)
+            self._dulwich = _open_dulwich(self.dirs, self.store)
         return self._dulwich
 
     def close(self) -> None:
@@ -227,9 +258,16 @@ class Repository:
         remote, _, name = remote_ref[len(b"refs/remotes/") :].partition(b"/")
         short = branch[len(b"refs/heads/") :]
         cf = ConfigFile.from_path(self.dirs.config_path)
-        cf.set((b"branch", short), b"remote", remote)
-        cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
-        cf.write_to_path(self.dirs.config_path)
+        if (b"branch", short) not in cf.sections():
+            from .configset import append_section
+
+            # (the file's other values kept byte for byte, as git config does)
+            append_section(self.dirs.config_path, b"branch", short,
+                           [(b"remote", remote), (b"merge", b"refs/heads/" + name)])
+        else:
+            cf.set((b"branch", short), b"remote", remote)
+            cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
+            cf.write_to_path(self.dirs.config_path)
         return f"branch '{short.decode()}' set up to track '{remote.decode()}/{name.decode()}'."
 
     def tracking_info(self, branch: bytes) -> str | None:
