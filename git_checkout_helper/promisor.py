@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
@@ -310,18 +311,23 @@ class _NoHaves:
 
 
 class _Received:
-    """Counts what arrives, for the progress line."""
+    """Counts what arrives, for the progress line (redrawn at most every
+    half second, as ``progress.c`` throttles)."""
 
     def __init__(self, f, show: Callable[[int], None] | None) -> None:
         self.f = f
         self.bytes = 0
         self.show = show
+        self._last = 0.0
 
     def write(self, data: bytes) -> int:
         self.f.write(data)
         self.bytes += len(data)
         if self.show is not None:
-            self.show(self.bytes)
+            now = time.monotonic()
+            if now - self._last >= 0.5:
+                self._last = now
+                self.show(self.bytes)
         return len(data)
 
 
@@ -339,7 +345,7 @@ def _human(n: int) -> str:
 def fetch_objects(
     store,
     url: str,
-    wants: list[bytes],
+    wants: list[bytes] | Callable[[dict], list[bytes]],
     *,
     filter_spec: bytes | None = PREFETCH_FILTER,
     config=None,
@@ -347,12 +353,14 @@ def fetch_objects(
     refs: dict[bytes, bytes] | None = None,
 ) -> tuple[object, dict]:
     """Fetch ``wants`` (hex ids) from ``url`` into ``store`` as one promisor
-    pack. ``refs``: when given (a clone), the wants are the remote's refs and
-    the ``.promisor`` file lists them, as ``index-pack --promisor`` does for
-    a clone; a lazy fetch leaves it empty. ``err``: progress is written
-    there ("remote: ..." lines and "Receiving objects"), None for quiet.
+    pack. ``wants`` may be a function of the remote's refs (a clone: all of
+    them are listed then, and ``refs`` is filled with what the ``.promisor``
+    file lists, as ``index-pack --promisor`` does for a clone); a lazy fetch
+    leaves that file empty. ``err``: progress is written there ("remote:
+    ..." lines and "Receiving objects"), None for quiet.
 
-    Returns (the pack or None when nothing came, the refs the remote listed).
+    Returns (the pack or None when nothing came, (refs, symrefs) the remote
+    listed).
     Raises :class:`_Failed` (its reason) on any failure; nothing is left
     in the object store then.
     """
@@ -360,11 +368,11 @@ def fetch_objects(
     received = _Received(f, None)
     if err is not None:
         received.show = lambda n: err.write(f"Receiving objects: {_human(n)}\r")
-    listed: dict = {}
+    listed: tuple[dict, dict] = ({}, {})
     try:
         local = _local_path(url)
         if local is not None:
-            _fetch_local(local, wants, filter_spec, received)
+            listed = _fetch_local(local, wants, filter_spec, received)
         else:
             listed = _fetch_remote(url, wants, filter_spec, config, received, err)
     except BaseException as e:
@@ -377,10 +385,31 @@ def fetch_objects(
     except Exception as e:  # a pack that does not index (truncated, corrupt)
         raise _Failed(f"the pack received is not valid: {_reason(e)}") from e
     if err is not None and received.bytes:
-        err.write(f"Receiving objects: {_human(received.bytes)}, done.\n")
+        n = len(pack) if pack is not None else 0
+        err.write(f"Receiving objects: 100% ({n}/{n}), {_human(received.bytes)}, done.\n")
     if pack is not None:
+        if refs is None and not callable(wants) and len(pack) >= _unpack_limit(config):
+            # fetch-pack keeps a pack of at least fetch.unpackLimit objects
+            # itself, and its .promisor lists what was sought (ids as names).
+            refs = {w: w for w in sorted(wants)}
         write_promisor_pack(pack, refs)
     return pack, listed
+
+
+def _unpack_limit(config) -> int:
+    """``fetch.unpackLimit``, else ``transfer.unpackLimit``, else 100."""
+    for section in (b"fetch", b"transfer"):
+        try:
+            value = config.get((section,), b"unpacklimit") if config is not None else None
+        except KeyError:
+            continue
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            continue
+        if n >= 0:
+            return n
+    return 100
 
 
 def _reason(e: Exception) -> str:
@@ -388,7 +417,7 @@ def _reason(e: Exception) -> str:
     return text
 
 
-def _fetch_local(path: str, wants: list[bytes], filter_spec: bytes | None, out) -> None:
+def _fetch_local(path: str, wants, filter_spec: bytes | None, out) -> tuple[dict, dict]:
     from dulwich.pack import write_pack_from_container
     from dulwich.repo import Repo
 
@@ -398,6 +427,15 @@ def _fetch_local(path: str, wants: list[bytes], filter_spec: bytes | None, out) 
         raise _Failed(f"'{path}' does not appear to be a git repository") from e
     try:
         store = src.object_store
+        refs: dict = {}
+        symrefs: dict = {}
+        if callable(wants):
+            refs = {k: v for k, v in src.get_refs().items()
+                    if k == b"HEAD" or k.startswith((b"refs/heads/", b"refs/tags/"))}
+            chain, _ = src.refs.follow(b"HEAD")
+            if len(chain) > 1:
+                symrefs[b"HEAD"] = chain[1]
+            wants = wants(refs)
         try:
             ids = select_objects(store, wants, set(), filter_spec.decode() if filter_spec else None)
         except KeyError as e:
@@ -405,6 +443,7 @@ def _fetch_local(path: str, wants: list[bytes], filter_spec: bytes | None, out) 
         write_pack_from_container(out.write, store, [(o, None) for o in ids], store.object_format)
     finally:
         src.close()
+    return refs, symrefs
 
 
 def _hexof(e: KeyError) -> str:
@@ -423,6 +462,8 @@ def _fetch_remote(url: str, wants: list[bytes], filter_spec: bytes | None, confi
 
     def determine_wants(refs, depth=None):
         listed.update(refs)
+        if callable(wants):
+            return wants(refs)
         return list(wants)
 
     def progress(data: bytes) -> None:
@@ -437,16 +478,12 @@ def _fetch_remote(url: str, wants: list[bytes], filter_spec: bytes | None, confi
     level = log.level
     log.setLevel(logging.ERROR)
     try:
-        client.fetch_pack(path, determine_wants, _NoHaves(), out.write,
-                          progress=progress if err is not None else None,
-                          filter_spec=filter_spec, ref_prefix=[b"HEAD"] if not isinstance(wants, _AllRefs) else None)
+        result = client.fetch_pack(path, determine_wants, _NoHaves(), out.write,
+                                   progress=progress if err is not None else None, filter_spec=filter_spec,
+                                   ref_prefix=None if callable(wants) else [b"HEAD"])
     finally:
         log.setLevel(level)
-    return listed
-
-
-class _AllRefs(list):
-    """Marker: the wants are the remote's refs (a clone), listed in full."""
+    return listed, dict(result.symrefs or {})
 
 
 def write_promisor_pack(pack, refs: dict[bytes, bytes] | None) -> str:
@@ -563,3 +600,138 @@ def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None =
     if n:
         repo.odb.rescan_packs()
     return n
+
+
+# --- git clone --filter --------------------------------------------------------------
+
+
+def expand_filter(spec: str) -> str:
+    """``expand_list_objects_filter_spec``: the form git records and sends
+    (``blob:limit=1k`` is ``blob:limit=1024``). :class:`ValueError` for a
+    spec ours does not support."""
+    kind, n = parse_filter(spec)
+    if kind == "tree":
+        return f"tree:{n}"
+    if spec.strip() == "blob:none":
+        return "blob:none"
+    return f"blob:limit={n}"
+
+
+def _clone_wants(refs: dict) -> list[bytes]:
+    """``wanted_peer_refs`` for a clone: the branches, the tags and HEAD."""
+    out: list[bytes] = []
+    for name, oid in refs.items():
+        if name.endswith(b"^{}") or oid is None:
+            continue
+        if (name == b"HEAD" or name.startswith((b"refs/heads/", b"refs/tags/"))) and oid not in out:
+            out.append(oid)
+    return out
+
+
+def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str,
+                  err: TextIO | None = None, environ=None) -> str | None:
+    """``git clone --filter=<spec> <url> <directory>`` up to the checkout:
+    the repository made, every ref's history fetched under the filter into
+    one promisor pack (its ``.promisor`` file lists the refs, as git's),
+    the remote-tracking refs, tags, ``origin/HEAD`` and the branch made as
+    ``builtin/clone.c`` does, and ``partial_clone_register``'s settings
+    (``core.repositoryformatversion=1``, ``remote.origin.promisor``,
+    ``remote.origin.partialclonefilter``). ``directory`` exists and is
+    empty. Returns the ref to check out (None for an empty repository, a
+    commit id for a detached HEAD). Raises :class:`PromisorError` or
+    :class:`clone.CloneError`."""
+    from dulwich.config import ConfigFile
+    from dulwich.repo import Repo
+
+    from .clone import CloneError
+    from .config import read_config
+    from .odb import discover
+
+    spec = expand_filter(filter_spec)
+    repo = Repo.init(directory, mkdir=False)
+    gitdir = repo.controldir()
+    store = repo.object_store
+    promised: dict[bytes, bytes] = {}
+    try:
+        config = read_config(discover(directory), environ or {})
+        refs: dict = {}
+
+        def wants(remote_refs: dict) -> list[bytes]:
+            if any(v is not None and len(v) == 64 for v in remote_refs.values()):
+                raise _Failed("the remote uses SHA-256, which a partial clone of ours does not support")
+            refs.update({k: v for k, v in remote_refs.items() if v is not None and not k.endswith(b"^{}")})
+            if b"HEAD" in refs:
+                promised[b"HEAD"] = refs[b"HEAD"]
+            promised.update(sorted((k, v) for k, v in refs.items() if k != b"HEAD"))
+            return _clone_wants(refs)
+
+        try:
+            _pack, (listed, symrefs) = fetch_objects(store, url, wants, filter_spec=spec.encode(),
+                                                     config=config, err=err, refs=promised)
+        except _Failed as e:
+            raise PromisorError(f"could not fetch from '{url}': {e}") from None
+        refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")}
+        head_ref = symrefs.get(b"HEAD")
+        packed: dict[bytes, bytes] = {}
+        for name, sha in refs.items():
+            if name.startswith(b"refs/heads/"):
+                packed[b"refs/remotes/origin/" + name[len(b"refs/heads/"):]] = sha
+            elif name.startswith(b"refs/tags/"):
+                packed[name] = sha
+        want = (b"refs/heads/" + branch.encode()) if branch else head_ref
+        if branch and want not in refs:
+            raise CloneError(f"Remote branch {branch} not found in upstream origin")
+        repo.refs.add_packed_refs(packed)
+        if head_ref is not None and head_ref in refs:
+            os.makedirs(os.path.join(gitdir, "refs", "remotes", "origin"), exist_ok=True)
+            repo.refs.set_symbolic_ref(b"refs/remotes/origin/HEAD",
+                                       b"refs/remotes/origin/" + head_ref[len(b"refs/heads/"):])
+        cfg_path = os.path.join(gitdir, "config")
+        cfg = ConfigFile.from_path(cfg_path)
+        cfg.set((b"core",), b"repositoryformatversion", b"1")
+        cfg.set((b"remote", b"origin"), b"url", url.encode())
+        cfg.set((b"remote", b"origin"), b"fetch", b"+refs/heads/*:refs/remotes/origin/*")
+        cfg.set((b"remote", b"origin"), b"promisor", b"true")
+        cfg.set((b"remote", b"origin"), b"partialclonefilter", spec.encode())
+        target = None
+        if want is not None and want in refs:
+            short = want[len(b"refs/heads/"):]
+            repo.refs.set_if_equals(want, None, refs[want])
+            cfg.set((b"branch", short), b"remote", b"origin")
+            cfg.set((b"branch", short), b"merge", want)
+            target = want.decode()
+        elif b"HEAD" in refs and head_ref is None:
+            target = refs[b"HEAD"].decode()  # the remote's HEAD is detached
+        _format_version_first(cfg).write_to_path(cfg_path)
+        return target
+    finally:
+        repo.close()
+
+
+def _format_version_first(cfg):
+    """The config with ``core.repositoryformatversion`` as its first key,
+    where ``git init`` writes it (dulwich writes none for version 0)."""
+    from dulwich.config import ConfigFile
+
+    out = ConfigFile()
+    version = cfg.get((b"core",), b"repositoryformatversion")
+    out.set((b"core",), b"repositoryformatversion", version)
+    for section in cfg.sections():
+        for key, value in cfg.items(section):
+            if section == (b"core",) and key.lower() == b"repositoryformatversion":
+                continue
+            out.set(section, key, value)
+    return out
+
+
+def register_partial_clone(gitdir: str, remote: str, filter_spec: str) -> None:
+    """``partial_clone_register`` on an existing repository: what git records
+    even when a local clone ignores ``--filter``."""
+    from dulwich.config import ConfigFile
+
+    cfg_path = os.path.join(gitdir, "config")
+    cfg = ConfigFile.from_path(cfg_path)
+    cfg.set((b"core",), b"repositoryformatversion", b"1")
+    cfg.set((b"remote", remote.encode()), b"promisor", b"true")
+    cfg.set((b"remote", remote.encode()), b"partialclonefilter", expand_filter(filter_spec).encode())
+    _format_version_first(cfg).write_to_path(cfg_path)
