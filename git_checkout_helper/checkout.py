@@ -202,6 +202,10 @@ class Checkout:
             except OSError:
                 return None
 
+        from .promisor import prefetch_blobs  # a partial clone's missing .gitattributes
+
+        prefetch_blobs(self.repo, [(p, mo[1]) for p, mo in (*files.items(), *((n, (e.mode, e.oid)) for n, e in
+                                   index.items())) if p.endswith(b".gitattributes")])
         info = _read_file(os.path.join(self.repo.dirs.commondir, "info", "attributes"))
         global_file = None
         try:
@@ -939,6 +943,9 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
     # builtin/checkout.c: an explicit --progress shows it even with -q;
     # otherwise -q hides it and a terminal shows it.
     show = opts.progress if opts.progress is not None else (not opts.quiet and err.isatty())
+    from .promisor import prefetch_entries  # a partial clone: what is missing, fetched before any change
+
+    prefetch_entries(co.repo, plan.write, err if show else None)
     if show and total:
         co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
     try:

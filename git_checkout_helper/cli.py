@@ -249,6 +249,7 @@ usage: git parallel-clone [<options>] <repository> [<directory>]
     -j, --jobs <n>        number of helper processes (default: checkout.workers; auto)
     --threshold <n>       fewer items than this are written sequentially
     -b, --branch <name>   check out <name> instead of the remote's HEAD
+    --filter <spec>       a partial clone: blob:none, blob:limit=<n>[kmg], tree:0
     -q, --quiet           no progress, no messages
     --progress / --no-progress
     --helper-cmd <cmd>    run <cmd> as the helper
@@ -459,13 +460,31 @@ def _print_report(opts, report) -> None:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
 
 
+def _clone_progress(opts) -> bool:
+    """Whether a clone's fetch shows progress: ``--progress``, or stderr is a
+    terminal and neither ``-q`` nor ``--no-progress`` was said (``transport.c``)."""
+    if opts.get("progress"):
+        return True
+    return not opts.get("quiet") and not opts.get("no_progress") and sys.stderr.isatty()
+
+
 def clone_main(argv: list[str] | None = None) -> int:
     """``git parallel-clone``."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        opts, rest, after = _parse_common(argv, CLONE_USAGE, {}, {"-b": "branch", "--branch": "branch"})
+        opts, rest, after = _parse_common(argv, CLONE_USAGE, {"--sparse": "sparse"},
+                                          {"-b": "branch", "--branch": "branch", "--filter": "filter"})
     except _Usage:
         return 129
+    if opts.get("filter") is not None:
+        from .promisor import expand_filter
+
+        try:
+            expand_filter(opts["filter"])
+        except ValueError as e:
+            return _die(str(e))
+    if opts.get("sparse"):  # needs sparse-checkout, which our checkout does not do: refused, as it is
+        return _die("--sparse is not supported by git parallel-clone")
     rest += after or []
     if not 1 <= len(rest) <= 2:
         sys.stderr.write(CLONE_USAGE)
@@ -488,7 +507,9 @@ def clone_main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(f"Cloning into '{directory}'...\n")
 
         worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"),
-                                      announce=announce)
+                                      announce=announce, filter_spec=opts.get("filter"),
+                                      err=None if opts.get("quiet") else sys.stderr,
+                                      progress=_clone_progress(opts), environ=env)
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         repo = Repository(discover(worktree, env=SetupEnv(environ=env)), env)

@@ -82,11 +82,15 @@ def _is_local(source: str) -> bool:
 
 
 def prepare_clone(source: str, directory: str | None, branch: str | None = None,
-                  announce=None) -> tuple[str, str | None]:
+                  announce=None, filter_spec: str | None = None, err=None,
+                  progress: bool = False, environ=None) -> tuple[str, str | None]:
     """Create the clone without a checkout; returns (work tree, ref to check out).
 
     ``announce(directory)`` is called once the source and the destination
     have been checked (git's "Cloning into ..." comes after those errors).
+    ``filter_spec``: a partial clone (:mod:`promisor`), its fetch's progress
+    on ``err`` when ``progress``; a local path ignores it as git does (with
+    git's warning on ``err``) but records it.
     """
     src_git = _source_gitdir(source)
     if src_git is None and _is_local(source):
@@ -99,6 +103,19 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
         announce(directory)
     created = not os.path.exists(directory)
     try:
+        if filter_spec is not None:
+            from . import promisor
+
+            if src_git is None or source.startswith("file://"):
+                os.makedirs(directory, exist_ok=True)
+                ref = promisor.clone_partial(source, directory, branch, filter_spec,
+                                             err if progress else None, environ)
+                return os.path.abspath(directory), ref
+            if err is not None:
+                err.write("warning: --filter is ignored in local clones; use file:// instead.\n")
+            ref = _clone_local(src_git, os.path.abspath(source), directory, branch)
+            promisor.register_partial_clone(os.path.join(directory, ".git"), "origin", filter_spec)
+            return os.path.abspath(directory), ref
         if src_git is None:
             from dulwich import porcelain
 

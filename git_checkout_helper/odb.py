@@ -271,6 +271,13 @@ class ObjectDatabase:
         """Any object's (type number, raw bytes) through the same fast path."""
         return self._pack_get_raw(oid)
 
+    def rescan_packs(self) -> None:
+        """Forget the pack list: packs were added (a promisor fetch)."""
+        for pack in self._packs or ():
+            if hasattr(pack, "_map"):
+                pack.close()
+        self._packs = None
+
     def close(self) -> None:
         for pack in self._packs or ():
             if hasattr(pack, "_map"):

@@ -215,7 +215,16 @@ class Repository:
             return count
 
         root = unhexlify(tree_hex)
-        walk(root, b"")
+        try:
+            walk(root, b"")
+        except KeyError:  # a partial clone lacks trees: fetched, or refused (promisor.py)
+            from .promisor import prefetch_trees
+
+            prefetch_trees(self.config, self.store, root)
+            self.odb.rescan_packs()
+            files.clear()
+            trees.clear()
+            walk(root, b"")
         result = self._trees[tree_hex] = TreeFiles(files, trees, root)
         return result
 

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+test_description='git parallel-clone --filter: a partial clone like git clone --filter
+(same config, promisor pack and its ref list, work tree, index, objects missing),
+over file://, git daemon and git http-backend on 127.0.0.1; the checkout fetches
+the blobs of HEAD in one batch'
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIRECTORY/lib-coordinator.sh"
+. "$TEST_DIRECTORY/lib-promisor.sh"
+
+test_expect_success 'setup' '
+	make_coordinator_repo src &&
+	(
+		cd src &&
+		"$PYTHON" -c "import sys; sys.stdout.write(\"x\" * 5000)" >big &&
+		git add big && git commit -qm big &&
+		git tag -a -m annotated v2 &&
+		git config uploadpack.allowFilter true &&
+		git config uploadpack.allowAnySHA1InWant true
+	) &&
+	SRC_URL="file://$TRASH_DIRECTORY/src"
+'
+
+# same_clone <ours> <git>: config, the ref list of the clone's promisor pack,
+# refs, work tree, index, status and the objects still missing
+same_clone() {
+	git -C $1 config -l --local >$1.config &&
+	git -C $2 config -l --local >$2.config &&
+	test_cmp $2.config $1.config &&
+	for d in $1 $2
+	do
+		cat $d/.git/objects/pack/*.promisor | sort >$d.promised &&
+		git -C $d for-each-ref --format="%(objectname) %(refname) %(symref)" >$d.refs || return 1
+	done &&
+	test_cmp $2.promised $1.promised &&
+	test_cmp $2.refs $1.refs &&
+	test_cmp_worktrees $1 $2 &&
+	test_cmp_index $1 $2 &&
+	verify_clean $1 &&
+	missing_objects $1 >$1.missing &&
+	missing_objects $2 >$2.missing &&
+	test_cmp $2.missing $1.missing &&
+	git -C $1 fsck --connectivity-only 2>fsck.err
+}
+
+test_expect_success 'file://, blob:none: like git clone --filter=blob:none' '
+	git parallel-clone -q -j 2 --threshold 0 --filter=blob:none "$SRC_URL" bn.ours &&
+	git clone -q --filter=blob:none "$SRC_URL" bn.git &&
+	same_clone bn.ours bn.git &&
+	test -s bn.ours.missing &&
+	ls bn.ours/.git/objects/pack/*.promisor >promisors &&
+	test_line_count = 2 promisors
+'
+
+test_expect_success 'file://, tree:0 and blob:limit=1k (recorded as git records them)' '
+	git parallel-clone -q --filter=tree:0 "$SRC_URL" t0.ours &&
+	git clone -q --filter=tree:0 "$SRC_URL" t0.git &&
+	same_clone t0.ours t0.git &&
+	test -s t0.ours.missing &&
+	git parallel-clone -q --filter=blob:limit=1k "$SRC_URL" bl.ours &&
+	git clone -q --filter=blob:limit=1k "$SRC_URL" bl.git &&
+	echo blob:limit=1024 >expect &&
+	git -C bl.ours config remote.origin.partialclonefilter >actual &&
+	test_cmp expect actual &&
+	same_clone bl.ours bl.git &&
+	ls bl.ours/.git/objects/pack/*.promisor >promisors &&
+	test_line_count = 2 promisors
+'
+
+test_expect_success 'the partial clone then switches like git (the promisor remote is used)' '
+	git -C bn.ours parallel-checkout -q other &&
+	git -C bn.git checkout -q other &&
+	same_clone bn.ours bn.git
+'
+
+test_expect_success 'a local path ignores --filter as git does, and records it' '
+	git parallel-clone --filter=blob:none src lp.ours 2>err.ours &&
+	git clone --filter=blob:none src lp.git 2>err.git &&
+	grep "^warning: --filter is ignored in local clones; use file:// instead.$" err.git &&
+	grep "^warning: --filter is ignored in local clones; use file:// instead.$" err.ours &&
+	git -C lp.ours config -l --local >lp.ours.config &&
+	git -C lp.git config -l --local >lp.git.config &&
+	test_cmp lp.git.config lp.ours.config &&
+	missing_objects lp.ours >lp.missing &&
+	test_must_be_empty lp.missing
+'
+
+test_expect_success 'a bad filter, or --sparse: refused before anything is made' '
+	for spec in foo blob:limit=abc tree:x
+	do
+		test_expect_code 128 git parallel-clone --filter=$spec "$SRC_URL" bad.ours 2>err.ours &&
+		test_expect_code 128 git clone --filter=$spec "$SRC_URL" bad.git 2>err.git &&
+		test_cmp err.git err.ours &&
+		test_path_is_missing bad.ours || return 1
+	done &&
+	test_expect_code 128 git parallel-clone --sparse --filter=blob:none "$SRC_URL" bad.ours 2>err &&
+	test_line_count = 1 err &&
+	test_path_is_missing bad.ours
+'
+
+test_expect_success 'git daemon: like git; a fetch for the clone, one for the checkout' '
+	start_git_daemon &&
+	: >daemon.log &&
+	git parallel-clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gd.ours &&
+	grep -c "Connection from" daemon.log >connections.ours &&
+	: >daemon.log &&
+	git clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gd.git &&
+	grep -c "Connection from" daemon.log >connections.git &&
+	test_cmp connections.git connections.ours &&
+	same_clone gd.ours gd.git
+'
+
+test_expect_success 'git daemon: --progress shows the fetch as git does' '
+	git parallel-clone --progress --filter=blob:none "$GIT_DAEMON_URL/src" gp.ours 2>err &&
+	tr "\r" "\n" <err >progress &&
+	test_grep "^Cloning into .gp.ours.\.\.\.$" progress &&
+	test_grep "^remote: Enumerating objects: [0-9]*, done\.$" progress &&
+	test_grep "^Receiving objects: 100% ([0-9]*/[0-9]*), .*, done\.$" progress &&
+	test_grep "^Updating files: 100% ([0-9]*/[0-9]*), done\.$" progress
+'
+
+test_expect_success 'git daemon gone: the clone fails with one line and leaves nothing' '
+	stop_git_daemon &&
+	test_must_fail git parallel-clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gone.ours 2>err &&
+	test_line_count = 1 err &&
+	test_grep "^fatal: could not fetch from .$GIT_DAEMON_URL/src.: " err &&
+	test_path_is_missing gone.ours
+'
+
+test_expect_success 'http (git http-backend): like git clone --filter=blob:none' '
+	start_http_backend &&
+	git parallel-clone -q --filter=blob:none "$HTTPD_URL/src" hb.ours &&
+	git clone -q --filter=blob:none "$HTTPD_URL/src" hb.git &&
+	same_clone hb.ours hb.git &&
+	stop_http_backend
+'
+
+test_done
