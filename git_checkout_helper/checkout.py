@@ -45,6 +45,7 @@ from .config import (
     threshold_setting,
 )
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
+from .coresettings import core_settings
 from .entry import CheckoutState, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
 from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index, serialize_index
@@ -134,6 +135,7 @@ class Checkout:
         # Where files are written: the work tree, or checkout-index's --prefix.
         self.out_top = self.top + base_dir if base_dir and not base_dir.startswith(b"/") else (base_dir or self.top)
         self.eol = eol_config(repo.config)
+        self.core = core_settings(repo.config)  # core.symlinks, fileMode, checkStat, trustctime
         self.drivers = read_convert_drivers(repo.config)
         # Smudge filters run here (one process filter instance per command,
         # as git's subprocess_map); a failing optional one says so on stderr
@@ -369,8 +371,17 @@ class Checkout:
         """What the coordinator writes itself: symlinks, gitlinks, filtered files."""
         full = self.out_top + e.name
         try:
-            if e.mode == S_IFLNK:
+            if e.mode == S_IFLNK and self.core.symlinks:
                 os.symlink(self.repo.odb.read_blob(e.oid), full)
+            elif e.mode == S_IFLNK:
+                # core.symlinks=false: write_entry's write_file_entry, the
+                # target as the file's content, unconverted, mode 0666.
+                data = self.repo.odb.read_blob(e.oid)
+                fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+                try:
+                    write_in_full(fd, data)
+                finally:
+                    os.close(fd)
             elif e.mode == S_IFGITLINK:
                 # An empty directory, as git leaves an unpopulated submodule;
                 # a submodule's existing directory stays as it is.
@@ -763,13 +774,14 @@ def run_checkout(
         co.setup_attributes(target, old.entries)
         top = co.top
         if opts.force or clone is not None:
-            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns)
+            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
+                              core=co.core)
         else:
             # No index file yet (``clone -n``, unborn branch): git's
             # initial_checkout, every entry new, untracked files protected.
             unborn = not old.entries and not old.mtime_ns
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo))
+                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo), co.core)
         _execute(co, plan, opts, err)
         if co.errors:
             raise CheckoutError("", 1)
@@ -884,7 +896,7 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
             mode = e.mode
         else:
             changed = not e.uptodate and not worktree_matches(e, full, st, co.repo.hash_name, co.to_worktree,
-                                                              racy_ns)
+                                                              racy_ns, co.core)
             mode = _mode_of(st) if changed else e.mode
         if t is None:
             lines.append(f"A\t{name}\n")
@@ -1068,7 +1080,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
             except (FileNotFoundError, NotADirectoryError):
                 todo.append(e)
                 continue
-            if not prefix and e.stat_matches(st) and e.mode != S_IFGITLINK:
+            if not prefix and e.stat_matches(st, co.core.check_stat, co.core.trust_ctime) and e.mode != S_IFGITLINK:
                 continue  # up to date (checkout_entry's early return)
             if opts.force:
                 todo.append(e)
@@ -1158,7 +1170,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 e = cur
                 try:
                     st = os.lstat(co.top + path)
-                    if e.stat_matches(st) and e.mode != S_IFGITLINK:
+                    if e.stat_matches(st, co.core.check_stat, co.core.trust_ctime) and e.mode != S_IFGITLINK:
                         continue
                 except (FileNotFoundError, NotADirectoryError):
                     pass

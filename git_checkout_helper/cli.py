@@ -438,11 +438,17 @@ def checkout_main(argv: list[str] | None = None) -> int:
                     return 129
                 prefix = (repo.dirs.prefix or "").rstrip("/") or "."
                 report = run_checkout_paths(repo, rest[0] if rest else None, pathspec, prefix, o, trace=trace)
+                _print_report(opts, report)
+                head = repo.head_commit()
+                return _post_checkout(repo, env, head, head, "paths")
             else:
                 if len(rest) != 1:
                     sys.stderr.write(CHECKOUT_USAGE)
                     return 129
+                old = repo.head_commit()
                 report = run_checkout(repo, rest[0], o, trace=trace)
+                _print_report(opts, report)
+                return _post_checkout(repo, env, old, repo.head_commit(), "switch")
             _print_report(opts, report)
         finally:
             trace.close()
@@ -450,6 +456,25 @@ def checkout_main(argv: list[str] | None = None) -> int:
         return 0
 
     return _run_coordinated(run)
+
+
+def _git_prefix(repo) -> str:
+    """``GIT_PREFIX`` as setup_git_directory exports it: the starting
+    directory below the top, with a trailing slash; empty at the top."""
+    cwd, top = os.getcwd(), repo.worktree
+    if not top:
+        return ""
+    rel = os.path.relpath(cwd, top)
+    return "" if rel == "." or rel.startswith("..") else rel + "/"
+
+
+def _post_checkout(repo, env, old, new, kind: str, clone: bool = False) -> int:
+    """Run post-checkout (hooks.py); the command's exit code from its status."""
+    from .hooks import exit_code, post_checkout
+
+    status = post_checkout(repo, old, new, kind != "paths", environ=env,
+                           prefix=None if clone else _git_prefix(repo), clone=clone)
+    return exit_code(kind, status)
 
 
 def _print_report(opts, report) -> None:
@@ -524,6 +549,7 @@ def clone_main(argv: list[str] | None = None) -> int:
                 o.progress = False  # clone: verbose_update = !quiet, whatever --progress says
             report = run_checkout(repo, ref, o, trace=trace, clone=origin)
             _print_report(opts, report)
+            return _post_checkout(repo, env, None, repo.head_commit(), "clone", clone=True)
         finally:
             trace.close()
             repo.close()

@@ -91,10 +91,16 @@ class Entry(msgspec.Struct, gc=False):
          self.dev, self.ino, self.uid, self.gid, self.size) = stat_data(st)
         self.uptodate = True
 
-    def stat_matches(self, st) -> bool:
+    def stat_matches(self, st, check_stat: bool = True, trust_ctime: bool = True) -> bool:
         """``ce_match_stat_basic`` for a regular file, symlink or gitlink
-        (every field but ``dev``, which git compares only with core.checkStat)."""
+        (every field but ``dev``, which git compares only with core.checkStat).
+        ``check_stat`` false (``core.checkStat=minimal``): mtime seconds and
+        size only; ``trust_ctime`` false (``core.trustctime``): no ctime."""
         sd = stat_data(st)
+        if not check_stat:
+            return self.mtime_s == sd[2] and self.size == sd[8]
+        if not trust_ctime:
+            return (self.mtime_s, self.mtime_ns) == sd[2:4] and (self.ino, self.uid, self.gid, self.size) == sd[5:]
         return (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns) == sd[:4] and (
             self.ino, self.uid, self.gid, self.size) == sd[5:]
 

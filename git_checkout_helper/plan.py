@@ -23,6 +23,7 @@ import os
 import stat as stat_mod
 from collections.abc import Callable
 
+from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, S_IFLNK, Entry
 from .repository import TreeFiles
 
@@ -104,6 +105,7 @@ def worktree_matches(
     hash_name: str,
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
+    core: CoreSettings = DEFAULT_CORE,
 ) -> bool:
     """``ie_match_stat`` then ``ce_modified_check_fs``: is the file still ``entry``?
 
@@ -111,17 +113,28 @@ def worktree_matches(
     compared: the file's blob hash against the entry, and, for converted
     files, the file against the blob converted for the work tree
     (``to_worktree``), which avoids re-implementing the clean direction.
+    ``core``: ``core.symlinks=false`` takes a regular file for a symlink
+    entry (its content compared with the link's blob), ``core.fileMode=false``
+    ignores the x bit, ``core.checkStat``/``core.trustctime`` narrow the stat
+    comparison (:mod:`coresettings`).
     """
     mode = entry.mode
     if mode == S_IFGITLINK:
         return stat_mod.S_ISDIR(st.st_mode)
-    if _mode_of(st) != mode:
+    have = _mode_of(st)
+    if have != mode and not (
+        (mode == S_IFLNK and not core.symlinks and have & 0o170000 == S_IFREG)  # ce_match_stat_basic
+        or (mode & 0o170000 == S_IFREG and have & 0o170000 == S_IFREG and not core.filemode)
+    ):
         return False
     racy = racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns
-    if entry.stat_matches(st) and not racy and (entry.size or not st.st_size):
+    if entry.stat_matches(st, core.check_stat, core.trust_ctime) and not racy and (entry.size or not st.st_size):
         return True
-    if mode == S_IFLNK:
+    if have == S_IFLNK:
         return blob_hash(os.readlink(path), hash_name) == entry.oid
+    if mode == S_IFLNK:  # core.symlinks=false: ce_compare_data on the file holding the target
+        with open(path, "rb") as f:
+            return blob_hash(f.read(), hash_name) == entry.oid
     if st.st_size > 1 << 30:
         return False
     with open(path, "rb") as f:
@@ -199,6 +212,7 @@ def plan_reset(
     hash_name: str,
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
+    core: CoreSettings = DEFAULT_CORE,
 ) -> Plan:
     """``oneway_merge`` (``checkout -f``, clone): the target, whatever is there.
 
@@ -213,7 +227,8 @@ def plan_reset(
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
             st = wt.lstat(path)
-            if st is not None and worktree_matches(cur, top + path, st, hash_name, to_worktree, racy_timestamp_ns):
+            if st is not None and worktree_matches(cur, top + path, st, hash_name, to_worktree, racy_timestamp_ns,
+                                                core):
                 plan.entries[path] = cur
                 continue
         plan.entries[path] = e
@@ -233,6 +248,7 @@ def plan_switch(
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
     ignored: Callable[[bytes], bool],
+    core: CoreSettings = DEFAULT_CORE,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError."""
     plan = Plan()
@@ -248,7 +264,7 @@ def plan_switch(
         st = wt.lstat(cur.name)
         if st is None:
             return False  # deleted locally: nothing to lose (verify_uptodate)
-        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns)
+        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, core)
 
     for path in sorted(set(hf) | set(tf) | set(old)):
         h, t, cur = hf.get(path), tf.get(path), old.get(path)
@@ -276,7 +292,7 @@ def plan_switch(
                 lose_dirs.append(path)
                 continue
         if cur is not None and cur.mode != S_IFGITLINK and modified(cur):
-            if not (te is not None and _file_is(te, top + path, wt.lstat(path), hash_name, to_worktree)):
+            if not (te is not None and _file_is(te, top + path, wt.lstat(path), hash_name, to_worktree, core)):
                 not_uptodate.append(path)
                 continue
         if te is None:
@@ -310,7 +326,7 @@ def plan_switch(
                 lost = wt.untracked_below(path, tracked, ignored)
                 if lost:
                     lose_dirs.append(path)
-            elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree):
+            elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree, core):
                 untracked.append(path)
     if overwrite or not_uptodate or lose_dirs or untracked:
         # git stops at the first error of a directory/file pair and never
@@ -333,7 +349,8 @@ def plan_switch(
     return plan
 
 
-def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, to_worktree) -> bool:
+def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, to_worktree,
+             core: CoreSettings = DEFAULT_CORE) -> bool:
     """Whether the work tree already holds exactly what ``e`` would write.
 
     Overwriting such a file loses nothing, so it is not a conflict (git is
@@ -341,7 +358,7 @@ def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, t
     """
     if st is None or e.mode == S_IFGITLINK:
         return False
-    return worktree_matches(e, full, st, hash_name, to_worktree, 0)
+    return worktree_matches(e, full, st, hash_name, to_worktree, 0, core)
 
 
 #: What can begin a path element that ``verify_path`` refuses (".", "..",
