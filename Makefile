@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all venv test unit shell lint demo bench clean
+.PHONY: all venv test unit shell lint demo bench fuzz clean
 
 all: test
 
@@ -59,5 +59,13 @@ bench: $(STAMP)
 	$(BYTECODE)
 	$(PY) -m bench $(BENCH_ARGS)
 
+# The coordinator's differential fuzzer against real git (t/helper/fuzz-coordinator);
+# reproducers of divergences go to fuzz-results/.
+FUZZ_CASES ?= 2000
+FUZZ_SEED ?= 1
+fuzz: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) t/helper/fuzz-coordinator --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
+	  --out fuzz-results $(FUZZ_ARGS)
+
 clean:
-	rm -rf $(VENV) build *.egg-info t/trash* t/test-results
+	rm -rf $(VENV) build *.egg-info t/trash* t/test-results fuzz-results

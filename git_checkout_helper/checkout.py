@@ -29,13 +29,13 @@ import shutil
 import stat as stat_mod
 import sys
 from collections.abc import Callable, Sequence
-from fnmatch import fnmatchcase
 from typing import TextIO
 
 import msgspec
 
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from .autoworkers import AutoWorkers, auto_workers
+from .checkoutindex import select_entries
 from .config import (
     AUTO_WORKERS,
     eol_config,
@@ -49,6 +49,7 @@ from .coresettings import core_settings
 from .entry import CheckoutState, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
 from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index, serialize_index
+from .pathspec import PathspecError, parse_pathspec
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
@@ -1072,28 +1073,19 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
         idx = read_index(repo.dirs.index_path, repo.odb.object_format)
         co.setup_attributes(None, idx.entries)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
-        todo = []
-        for e in entries:
-            full = co.out_top + e.name
-            try:
-                st = os.lstat(full)
-            except (FileNotFoundError, NotADirectoryError):
-                todo.append(e)
-                continue
-            if not prefix and e.stat_matches(st, co.core.check_stat, co.core.trust_ctime) and e.mode != S_IFGITLINK:
-                continue  # up to date (checkout_entry's early return)
-            if opts.force:
-                todo.append(e)
-            elif e.mode != S_IFGITLINK:
-                co.error(f"{full.decode('utf-8', 'replace')} already exists, no checkout")
+        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), entries, opts.force, co.core)
+        if not opts.quiet:
+            err.writelines(line + "\n" for line in exists)
+        if fatal:
+            raise CheckoutError(fatal, 128)
         if prefix and todo:
             # create_directories makes the prefix's own directories too
             # (``--prefix=out/``); a symlink to a directory may stand for one.
             os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
         _execute(co, _plan_of(todo), opts, err)
-        if lock is not None and not co.errors:
+        if lock is not None and not co.errors and not exists:
             lock.commit(serialize_index(entries, repo.hash_name, None))
-        if co.errors:
+        if co.errors or exists:
             raise CheckoutError("", 1)
     except BaseException:
         if lock is not None:
@@ -1106,27 +1098,6 @@ def _plan_of(entries: list[Entry]) -> Plan:
     plan = Plan()
     plan.write = entries
     return plan
-
-
-class Pathspec:
-    """Pathspecs prepared once, matched per path: exact, a leading directory,
-    or a glob (``*`` crosses ``/``, as git's default pathspec magic does)."""
-
-    def __init__(self, specs: list[bytes]) -> None:
-        self._specs = [
-            (spec, spec.rstrip(b"/") + b"/",
-             spec.decode("latin-1") if any(c in spec for c in b"*?[") else None)
-            for spec in specs
-        ]
-
-    def match(self, path: bytes) -> int:
-        """Which pathspec matches ``path``, or -1."""
-        for i, (spec, prefix, glob) in enumerate(self._specs):
-            if not spec or spec == path or path.startswith(prefix):
-                return i
-            if glob is not None and fnmatchcase(path.decode("latin-1"), glob):
-                return i
-        return -1
 
 
 def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
@@ -1142,12 +1113,10 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     try:
         co = Checkout(repo, opts, err, trace)
         idx = read_index(repo.dirs.index_path, repo.odb.object_format)
-        specs = []
-        for p in pathspecs:
-            full = os.path.normpath(os.path.join(cwd_prefix, p)) if cwd_prefix not in ("", ".") else os.path.normpath(p)
-            specs.append(b"" if full == "." else os.fsencode(full))
-        matched = [False] * len(specs)
-        pathspec = Pathspec(specs)
+        try:
+            pathspec = parse_pathspec(pathspecs, cwd_prefix)
+        except PathspecError as e:
+            raise CheckoutError(f"fatal: {e}", 128) from None
         entries = dict(idx.entries)
         todo: list[Entry] = []
         added: set[bytes] = set()
@@ -1160,10 +1129,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             source = idx.entries
         co.setup_attributes(tree, idx.entries)
         for path in sorted(source):
-            i = pathspec.match(path)
-            if i < 0:
+            if not pathspec.match(path):
                 continue
-            matched[i] = True
             e = source[path]
             cur = idx.entries.get(path)
             if treeish is None or (cur is not None and cur.same_object(e)):
@@ -1194,9 +1161,10 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 while i != -1:
                     entries.pop(name[:i], None)
                     i = name.find(b"/", i + 1)
-        for i, ok in enumerate(matched):
-            if not ok:
-                raise CheckoutError(f"error: pathspec '{pathspecs[i]}' did not match any file(s) known to git", 1)
+        unmatched = pathspec.unmatched()
+        if unmatched:
+            raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"
+                                          for p in unmatched), 1)
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)

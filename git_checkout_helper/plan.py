@@ -151,6 +151,7 @@ class _Worktree:
     def __init__(self, top: bytes) -> None:
         self.top = top
         self._cache: dict[bytes, os.stat_result | None] = {}
+        self.notdir: set[bytes] = set()  # lstat failed with ENOTDIR: a file took a leading dir's place
 
     def lstat(self, path: bytes) -> os.stat_result | None:
         try:
@@ -159,8 +160,11 @@ class _Worktree:
             pass
         try:
             st = os.lstat(self.top + path)
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
             st = None
+        except NotADirectoryError:
+            st = None
+            self.notdir.add(path)
         self._cache[path] = st
         return st
 
@@ -263,7 +267,10 @@ def plan_switch(
     def modified(cur: Entry) -> bool:
         st = wt.lstat(cur.name)
         if st is None:
-            return False  # deleted locally: nothing to lose (verify_uptodate)
+            # verify_uptodate_1: only ENOENT is "deleted locally, nothing to
+            # lose"; ENOTDIR means a user's file stands where a leading
+            # directory was, and is refused like a modified file.
+            return cur.name in wt.notdir
         return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, core)
 
     for path in sorted(set(hf) | set(tf) | set(old)):
@@ -355,10 +362,23 @@ def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, t
 
     Overwriting such a file loses nothing, so it is not a conflict (git is
     stricter here; this is what lets a re-run finish an interrupted switch).
+    "Exactly" is the bytes the checkout would write, after conversion: a
+    file holding the blob's bytes where the checkout would write them
+    converted (LF to CRLF, to UTF-16) is the user's, and is not matched.
     """
-    if st is None or e.mode == S_IFGITLINK:
+    as_file = e.mode == S_IFLNK and not core.symlinks  # written as a file holding the target
+    if st is None or e.mode == S_IFGITLINK or _mode_of(st) != (S_IFREG | 0o644 if as_file else e.mode):
         return False
-    return worktree_matches(e, full, st, hash_name, to_worktree, 0, core)
+    if e.mode == S_IFLNK and not as_file:
+        return blob_hash(os.readlink(full), hash_name) == e.oid
+    if st.st_size > 1 << 30:
+        return False
+    with open(full, "rb") as f:
+        data = f.read()
+    converted = to_worktree(e)
+    if converted is not None:
+        return converted == data
+    return blob_hash(data, hash_name) == e.oid
 
 
 #: What can begin a path element that ``verify_path`` refuses (".", "..",

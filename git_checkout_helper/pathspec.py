@@ -1,0 +1,229 @@
+"""Pathspecs as ``pathspec.c`` parses them and ``dir.c`` matches them.
+
+``parse_pathspec`` (for the command line of a checkout): each argument may
+start with magic, short (``:/`` top, ``:!`` or ``:^`` exclude, ended by an
+optional ``:``) or long (``:(top,glob,literal,icase,exclude)``); the rest is
+a path relative to the current directory (unless ``top``), normalized like
+``normalize_path_copy`` (``//``, ``./`` and ``dir/..`` folded; a trailing
+slash kept; ``..`` above the top is fatal).
+
+``match_pathspec_item``: an empty pattern matches everything; a pattern
+that is the path, or a leading directory of it (``d`` or ``d/`` for
+``d/x``, but ``d/`` never the file ``d``), matches; a pattern with a glob
+character (``*``, ``?``, ``[``, ``\\``) and no ``literal`` magic matches
+by ``wildmatch``, where ``*`` crosses ``/`` unless ``glob`` magic is given
+(then ``*`` stays in one component and ``**`` spans directories). Every
+pattern a path matches is marked matched (``ps_matched``), not only the
+first; a path matching an exclude pattern is not matched, and exclude
+patterns are never reported as unmatched.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PathspecError", "Pathspec", "parse_pathspec"]
+
+_GLOB_SPECIAL = b"*?[\\"
+_LONG_MAGIC = {"top", "glob", "literal", "icase", "exclude", "attr"}
+
+
+class PathspecError(Exception):
+    """A pathspec git refuses (its message; fatal, 128)."""
+
+
+class _Item:
+    __slots__ = ("original", "match", "glob", "literal", "icase", "exclude", "regex", "has_wild")
+
+    def __init__(self, original: str, match: bytes, glob: bool, literal: bool, icase: bool,
+                 exclude: bool) -> None:
+        self.original = original
+        self.match = match.lower() if icase else match
+        self.glob, self.literal, self.icase, self.exclude = glob, literal, icase, exclude
+        self.has_wild = not literal and any(c in _GLOB_SPECIAL for c in match)
+        self.regex = _wildmatch_regex(match, glob, icase) if self.has_wild else None
+
+    def matches(self, path: bytes) -> bool:
+        """``match_pathspec_item``: exactly, as a leading directory, or by wildmatch."""
+        m = self.match
+        name = path.lower() if self.icase else path
+        if not m:
+            return True
+        n = len(m)
+        if n <= len(name) and name[:n] == m:
+            if n == len(name) or m[-1:] == b"/" or name[n:n + 1] == b"/":
+                return True
+        return self.regex is not None and self.regex.fullmatch(path) is not None
+
+
+def _bracket(p: bytes, i: int, pathname: bool) -> tuple[bytes, int] | None:
+    """The regex class for the bracket expression at ``p[i] == '['``, and the index after it."""
+    j = i + 1
+    neg = j < len(p) and p[j:j + 1] in (b"!", b"^")
+    if neg:
+        j += 1
+    parts: list[bytes] = []
+    first = True
+    while j < len(p):
+        c = p[j:j + 1]
+        if c == b"]" and not first:
+            body = b"".join(parts) or b"(?!)"
+            cls = b"[" + (b"^" if neg else b"") + body + (b"/" if neg and pathname else b"") + b"]"
+            if not neg and pathname:
+                cls = b"(?!/)" + cls
+            return cls, j + 1
+        first = False
+        if c == b"[" and p[j + 1:j + 2] == b":":
+            end = p.find(b":]", j + 2)
+            if end == -1:
+                return None
+            name = p[j + 2:end].decode("ascii", "replace")
+            cls = {"alpha": rb"a-zA-Z", "digit": rb"0-9", "alnum": rb"a-zA-Z0-9", "upper": rb"A-Z",
+                   "lower": rb"a-z", "space": rb" \t\n\r\f\v", "xdigit": rb"0-9a-fA-F",
+                   "punct": re.escape(b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "blank": rb" \t",
+                   "cntrl": rb"\x00-\x1f\x7f", "print": rb"\x20-\x7e", "graph": rb"\x21-\x7e"}.get(name)
+            if cls is None:
+                return None
+            parts.append(cls)
+            j = end + 2
+            continue
+        if c == b"\\" and j + 1 < len(p):
+            j += 1
+            c = p[j:j + 1]
+        if p[j + 1:j + 2] == b"-" and j + 2 < len(p) and p[j + 2:j + 3] != b"]":
+            hi = p[j + 2:j + 3]
+            k = j + 3
+            if hi == b"\\" and k < len(p):
+                hi = p[k:k + 1]
+                k += 1
+            parts.append(re.escape(c) + b"-" + re.escape(hi))
+            j = k
+            continue
+        parts.append(re.escape(c))
+        j += 1
+    return None  # no closing bracket: wildmatch aborts, nothing matches
+
+
+def _wildmatch_regex(p: bytes, pathname: bool, icase: bool) -> re.Pattern:
+    """``wildmatch(pattern, path, WM_PATHNAME if pathname)`` as a regex over bytes."""
+    out: list[bytes] = []
+    i = 0
+    while i < len(p):
+        c = p[i:i + 1]
+        if c == b"*":
+            j = i
+            while j < len(p) and p[j:j + 1] == b"*":
+                j += 1
+            if not pathname:
+                out.append(b".*")
+            elif j - i >= 2 and (i == 0 or p[i - 1:i] == b"/") and (j == len(p) or p[j:j + 1] == b"/"):
+                if j == len(p):
+                    out.append(b".*")
+                else:
+                    out.append(b"(?:.*/)?")
+                    j += 1
+            else:
+                out.append(b"[^/]*")
+            i = j
+        elif c == b"?":
+            out.append(b"[^/]" if pathname else b".")
+            i += 1
+        elif c == b"[":
+            br = _bracket(p, i, pathname)
+            if br is None:
+                return re.compile(b"(?!)")
+            out.append(br[0])
+            i = br[1]
+        elif c == b"\\" and i + 1 < len(p):
+            out.append(re.escape(p[i + 1:i + 2]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile(b"".join(out), re.DOTALL | (re.IGNORECASE if icase else 0))
+
+
+def _normalize(path: str, original: str) -> str:
+    """``normalize_path_copy``: fold ``//``, ``.`` and ``..``; keep a trailing slash."""
+    parts: list[str] = []
+    for comp in path.split("/"):
+        if comp in ("", "."):
+            continue
+        if comp == "..":
+            if not parts:
+                raise PathspecError(f"{original}: '{original}' is outside repository at ''")
+            parts.pop()
+            continue
+        parts.append(comp)
+    out = "/".join(parts)
+    if out and path.endswith("/"):
+        out += "/"
+    return out
+
+
+def parse_pathspec(args: list[str], prefix: str = "") -> Pathspec:
+    """``parse_pathspec`` for ``args`` given in directory ``prefix`` (relative to the top, "" there)."""
+    items = []
+    prefix = "" if prefix in ("", ".") else prefix.rstrip("/") + "/"
+    for arg in args:
+        top = glob = literal = icase = exclude = False
+        rest = arg
+        if arg.startswith(":(") :
+            end = arg.find(")")
+            if end == -1:
+                raise PathspecError(f"Missing ')' at the end of pathspec magic in '{arg}'")
+            for word in arg[2:end].split(","):
+                word = word.strip()
+                if not word:
+                    continue
+                if word.startswith("prefix:") or word.split("=", 1)[0] == "attr" or word not in _LONG_MAGIC:
+                    raise PathspecError(f"Invalid pathspec magic '{word}' in '{arg}'")
+                top |= word == "top"
+                glob |= word == "glob"
+                literal |= word == "literal"
+                icase |= word == "icase"
+                exclude |= word == "exclude"
+            rest = arg[end + 1:]
+        elif arg.startswith(":"):
+            i = 1
+            while i < len(arg) and arg[i] in "/!^":
+                top |= arg[i] == "/"
+                exclude |= arg[i] in "!^"
+                i += 1
+            if i < len(arg) and arg[i] == ":":
+                i += 1
+            rest = arg[i:]
+        if glob and literal:
+            raise PathspecError("global 'glob' and 'noglob' pathspec settings are incompatible")
+        full = _normalize(rest if top else prefix + rest, arg)
+        items.append(_Item(arg, full.encode("utf-8", "surrogateescape"), glob, literal, icase, exclude))
+    return Pathspec(items)
+
+
+class Pathspec:
+    """Parsed pathspecs; :meth:`match` marks every positive item a path matches."""
+
+    def __init__(self, items: list[_Item]) -> None:
+        self.items = items
+        self.positive = [i for i, it in enumerate(items) if not it.exclude]
+        self.negative = [it for it in items if it.exclude]
+        self.matched = [False] * len(items)
+
+    def match(self, path: bytes) -> bool:
+        """``match_pathspec`` with ``ps_matched``: whether ``path`` is selected."""
+        hit = False
+        positive = self.positive
+        if not positive:
+            hit = True  # only excludes: as if ":/" were given
+        items = self.items
+        for i in positive:
+            if items[i].matches(path):
+                self.matched[i] = True
+                hit = True
+        if hit and any(it.matches(path) for it in self.negative):
+            return False
+        return hit
+
+    def unmatched(self) -> list[str]:
+        """The positive pathspecs that matched nothing, as the user wrote them."""
+        return [self.items[i].original for i in self.positive if not self.matched[i]]

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+test_description='coordinator: cases found by t/helper/fuzz-coordinator, each against git
+in cp -a twins (exit status, first error line, work tree, index, HEAD)'
+. "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIRECTORY/lib-coordinator.sh"
+
+# fuzz_case <name> <git args> <ours args>: copies repository <name> (made
+# by the test) into <name>.git and <name>.ours, runs git and ours (-j 1, 2
+# and 3, each in a new copy), and compares them. The args are eval'ed.
+fuzz_case() {
+	local name=$1 gitargs=$2 oursargs=$3 j
+	rm -rf $name.git && cp -a $name $name.git &&
+	{ (cd $name.git && eval "git $gitargs") >/dev/null 2>err.git; echo $? >rc.git; } &&
+	{ grep -E "^(error|fatal):|no checkout\$" err.git | head -1 >first.git || :; } &&
+	worktree_manifest $name.git >wt.git &&
+	git -C $name.git ls-files -s >idx.git &&
+	git -C $name.git diff-files --name-status >df.git &&
+	for j in 1 2 3
+	do
+		rm -rf $name.ours && cp -a $name $name.ours &&
+		{ (cd $name.ours && eval "git parallel-checkout -j $j --threshold 0 $oursargs") >/dev/null 2>err.ours
+		  echo $? >rc.ours; } &&
+		{ grep -E "^(error|fatal):|no checkout\$" err.ours | head -1 >first.ours || :; } &&
+		test_cmp rc.git rc.ours &&
+		test_cmp first.git first.ours &&
+		worktree_manifest $name.ours >wt.ours &&
+		test_cmp wt.git wt.ours &&
+		git -C $name.ours ls-files -s >idx.ours &&
+		test_cmp idx.git idx.ours &&
+		git -C $name.ours diff-files --name-status >df.ours &&
+		test_cmp df.git df.ours &&
+		test_cmp $name.git/.git/HEAD $name.ours/.git/HEAD || return 1
+	done
+}
+
+test_expect_success 'a user file where a tracked directory was: a switch that changes a file in it is refused' '
+	git init -q dirfile && (
+		cd dirfile && mkdir build && echo one >build/util.c && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q -b other &&
+		echo two >build/util.c && git commit -qam two && git checkout -q main &&
+		rm -rf build && echo mine >build
+	) &&
+	fuzz_case dirfile "checkout other" other &&
+	echo mine >expect && test_cmp expect dirfile.ours/build &&
+	test_grep "^	build/util.c" err.ours
+'
+
+test_expect_success 'the same when the switch deletes the file in it' '
+	git init -q dirfile2 && (
+		cd dirfile2 && mkdir build && echo one >build/util.c && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q -b other &&
+		git rm -q build/util.c && git commit -qm two && git checkout -q main &&
+		rm -rf build && echo mine >build
+	) &&
+	fuzz_case dirfile2 "checkout other" other &&
+	echo mine >expect && test_cmp expect dirfile2.ours/build
+'
+
+test_expect_success '--all without -f: a user file where a directory goes is fatal, nothing written' '
+	git init -q allfile && (
+		cd allfile && mkdir docs && echo u >docs/util.c && echo z >zz &&
+		git add . && git commit -qm one &&
+		rm -rf docs zz && echo mine >docs
+	) &&
+	fuzz_case allfile "checkout-index -a -u" --all &&
+	echo 128 >expect && test_cmp expect rc.ours &&
+	echo "fatal: cannot create directory at '"'"'docs'"'"': File exists" >expect &&
+	test_cmp expect first.ours &&
+	echo mine >expect && test_cmp expect allfile.ours/docs
+'
+
+test_expect_success '--all without -f: "already exists, no checkout" as git says it, exit 1' '
+	git init -q allexists && (
+		cd allexists && mkdir src && echo y >src/y && echo z >z &&
+		git add . && git commit -qm one &&
+		echo mine >src/y && rm z
+	) &&
+	fuzz_case allexists "checkout-index -a -u" --all &&
+	echo "src/y already exists, no checkout" >expect &&
+	test_cmp expect first.ours &&
+	echo "src/y already exists, no checkout" >expect &&
+	test_cmp expect err.ours
+'
+
+test_expect_success 'an untracked file with the blob bytes where the checkout writes them converted is refused' '
+	git init -q conv && (
+		cd conv && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && printf "*.txt eol=crlf\n" >.gitattributes &&
+		printf "a\nb\n" >n.txt && git add . && git commit -qm two && git checkout -q main &&
+		printf "a\nb\n" >n.txt
+	) &&
+	fuzz_case conv "checkout other" other &&
+	printf "a\nb\n" >expect && test_cmp expect conv.ours/n.txt
+'
+
+specs_cases() {
+	git init -q specs && (
+		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
+		echo t >top.txt && git add . && git commit -qm one &&
+		echo mine >src/y && echo mine >"s p/n.txt" && echo mine >top.txt && rm src/z.txt
+	) &&
+	fuzz_case specs "checkout HEAD -- src src/y" "HEAD -- src src/y" &&
+	fuzz_case specs "checkout -- '*.txt' 's p'" "-- '*.txt' 's p'" &&
+	fuzz_case specs "checkout HEAD -- '*/' src" "HEAD -- '*/' src" &&
+	fuzz_case specs "checkout -- ':(glob)*.txt'" "-- ':(glob)*.txt'" &&
+	fuzz_case specs "checkout -- src/ ':!src/y'" "-- src/ ':!src/y'" &&
+	fuzz_case specs "checkout -- nope src nope2" "-- nope src nope2"
+}
+
+test_expect_success 'overlapping pathspecs, globs, magic and names with spaces restore like git' '
+	specs_cases
+'
+
+test_done
