@@ -142,23 +142,39 @@ class IndexV2:
 
 
 class PackReader:
-    """Inflate objects of one dulwich ``Pack`` directly from its mmap."""
+    """Inflate objects of one dulwich ``Pack`` directly from its mmap.
 
-    def __init__(self, pack, resolve_ref=None) -> None:
+    Or, with ``pack=None``, of the pack ``<base>.pack`` whose ``<base>.idx``
+    is of version 2 (ValueError otherwise), without dulwich's ``Pack``: a
+    helper that reads only such packs never imports dulwich's object store."""
+
+    def __init__(self, pack, resolve_ref=None, *, base: str | None = None, rawsz: int = 20) -> None:
         self._index = None
-        try:
-            self._index = IndexV2(pack._idx_path, pack.object_format.oid_length)
-        except (OSError, ValueError, AttributeError):
-            self._offset_of = pack.index.object_offset  # a version 1 index: dulwich's search
-        else:
+        if pack is None:
+            self._index = IndexV2(base + ".idx", rawsz)
             self._offset_of = self._index.offset
-        fd = os.open(pack._data_path, os.O_RDONLY | os.O_CLOEXEC)
+            data_path = base + ".pack"
+        else:
+            rawsz = pack.object_format.oid_length
+            data_path = pack._data_path
+            try:
+                self._index = IndexV2(pack._idx_path, rawsz)
+            except (OSError, ValueError, AttributeError):
+                self._offset_of = pack.index.object_offset  # a version 1 index: dulwich's search
+            else:
+                self._offset_of = self._index.offset
         try:
-            self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)
+            fd = os.open(data_path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            finally:
+                os.close(fd)
+        except BaseException:
+            if self._index is not None:
+                self._index.close()
+            raise
         self._mv = memoryview(self._map)
-        self._rawsz = pack.object_format.oid_length
+        self._rawsz = rawsz
         self._resolve_ref = resolve_ref  # oid -> (type, bytes), for REF_DELTA bases elsewhere
         self._cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self._cached = 0
