@@ -23,6 +23,7 @@ correctness. A cache per thread would keep K copies of the hot bases.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import struct
@@ -107,8 +108,10 @@ class IndexV2:
         except BaseException:
             self._map.close()
             raise
-        # (lo, hi) of the name table slice for each first byte.
-        self._ranges = tuple(zip((0, *fanout[:255]), fanout, strict=True))
+        # (lo, hi, w) of the name table slice for each first byte; w: the
+        # half-width of the window the interpolation search probes first.
+        self._ranges = tuple((lo, hi, 2 * math.isqrt(hi - lo) + 8)
+                             for lo, hi in zip((0, *fanout[:255]), fanout, strict=True))
         self._rawsz = rawsz
 
     def close(self) -> None:
@@ -119,9 +122,31 @@ class IndexV2:
         sz = self._rawsz
         if len(oid) != sz:
             raise ValueError("object id of the wrong length")
-        lo, hi = self._ranges[oid[0]]
+        lo, hi, w = self._ranges[oid[0]]
         m = self._map
         names = self._names
+        if hi - lo > 4 * w:
+            # Object ids are uniform: the id's next 32 bits place it within
+            # its fan-out slice to within a few square roots of the slice's
+            # size. Probe a window around that guess, then bisect inside it
+            # (nine comparisons instead of twelve on git.git, on one or two
+            # pages of the index instead of a dozen); an id outside the
+            # window narrows the bisection to the side it is on.
+            guess = lo + ((int.from_bytes(oid[1:5], "big") * (hi - lo)) >> 32)
+            a = guess - w
+            if a > lo:
+                p = names + a * sz
+                if m[p : p + sz] <= oid:
+                    lo = a
+                else:
+                    hi = a
+            b = guess + w
+            if b < hi:
+                p = names + b * sz
+                if m[p : p + sz] > oid:
+                    hi = b
+                else:
+                    lo = b
         while lo < hi:
             mid = (lo + hi) >> 1
             p = names + mid * sz
