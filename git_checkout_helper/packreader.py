@@ -223,8 +223,12 @@ class PackReader:
         Deltas are read whole: their base must be in memory anyway."""
         offset = self._offset_of(oid)
         type_num, size, pos = self._entry_header(offset)
-        if type_num < OBJ_OFS_DELTA and size > limit:
-            return type_num, (size, self._inflate_iter(pos, size))
+        if type_num < OBJ_OFS_DELTA:
+            # Not a delta (the common blob): inflated right here, without the
+            # base cache's lock and a second header parse.
+            if size > limit:
+                return type_num, (size, self._inflate_iter(pos, size))
+            return type_num, inflate(self._mv, pos, size)
         return self._object_at(offset, 0)
 
     def _inflate_iter(self, pos: int, size: int, piece: int = 1 << 20):
