@@ -16,6 +16,7 @@ without any matching (git.git checks 4,800 paths; dulwich's checkout spends
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from io import BytesIO
 
@@ -173,6 +174,9 @@ class AttributeStack:
         (see :func:`_matcher`). Macros cannot change after the constructor
         (only the root, info and global files may define them), so expanding
         here gives what expanding per path gave."""
+        return self._dir_index(d).matchers
+
+    def _dir_index(self, d: bytes) -> _DirIndex:
         got = self._matchers.get(d)
         if got is None:
             # A directory without its own file shares its parent's list
@@ -180,30 +184,159 @@ class AttributeStack:
             plist = self._dir_patterns(d)
             got = self._compiled.get(id(plist))
             if got is None:
-                got = []
+                got = _DirIndex()
                 for pattern, attrs in (*plist, *self._info):
                     wanted = [(n, v) for n, v in _expand(attrs, self.macros) if n in _WANTED]
                     if wanted:
-                        got.append((_matcher(pattern), wanted))
+                        got.add(pattern, wanted)
+                got.finish()
                 self._compiled[id(plist)] = got
+            got = got.for_dir(d)
             self._matchers[d] = got
         return got
 
     def check(self, path: bytes) -> dict[bytes, object]:
         """``git_check_attr`` for the attributes convert_attrs asks about."""
         slash = path.rfind(b"/")
-        result: dict[bytes, object] = {}
-        for match, wanted in self._dir_matchers(path[:slash] if slash != -1 else b""):
+        return self._dir_index(path[:slash] if slash != -1 else b"").check(path, slash)
+
+
+class _DirIndex:
+    """The patterns that can apply in one directory, indexed by shape so that
+    a path is matched against the few that can match it, not against each:
+    ``*.ext`` by the path's tail (one dictionary probe per distinct suffix
+    length), a plain name by the path's last component, an anchored literal
+    path by the path; the rest (globs) one by one (:func:`_matcher`). The
+    patterns a path matches are applied in file order, later lines winning,
+    exactly as matching every pattern in turn did; the result for each set
+    of matching patterns is computed once. Results are shared: read only.
+
+    :meth:`for_dir` then cuts the index down to what can match a file of one
+    directory: an anchored pattern whose literal lead (``Documentation/`` of
+    ``/Documentation/**/*.adoc``) leads elsewhere, or an anchored literal
+    path in another directory, cannot; on git.git most directories are left
+    with no pattern to test one by one."""
+
+    __slots__ = ("matchers", "_wanted", "_suffixes", "_lengths", "_names", "_paths", "_others", "_results")
+
+    def __init__(self) -> None:
+        self.matchers: list = []  # (match, wanted) in file order
+        self._wanted: list = []
+        self._suffixes: dict[bytes, list[int]] = {}
+        self._lengths: tuple[int, ...] = ()
+        self._names: dict[bytes, list[int]] = {}
+        self._paths: dict[bytes, list[int]] = {}
+        self._others: list = []
+        self._results: dict[tuple[int, ...], dict] = {(): {}}
+
+    def add(self, pattern: Pattern, wanted: list) -> None:
+        i = len(self._wanted)
+        self._wanted.append(wanted)
+        self.matchers.append((_matcher(pattern), wanted))
+        kind, key = _shape(pattern)
+        if kind == "suffix":
+            self._suffixes.setdefault(key, []).append(i)
+        elif kind == "name":
+            self._names.setdefault(key, []).append(i)
+        elif kind == "path":
+            self._paths.setdefault(key, []).append(i)
+        else:
+            self._others.append((i, self.matchers[-1][0], _lead(pattern)))
+
+    def finish(self) -> None:
+        self._lengths = tuple(sorted({len(k) for k in self._suffixes}))
+
+    def for_dir(self, d: bytes) -> _DirIndex:
+        """This index for the files directly in ``d`` (b"" for the root)."""
+        prefix = d + b"/" if d else b""
+        n = len(prefix)
+
+        def can_match(lead: bytes | None) -> bool:
+            if lead is None:
+                return True
+            if len(lead) <= n:
+                return prefix.startswith(lead)
+            return lead.startswith(prefix) and b"/" not in lead[n:]
+
+        others = [o for o in self._others if can_match(o[2])]
+        paths = {k: v for k, v in self._paths.items() if k.startswith(prefix) and b"/" not in k[n:]}
+        if len(others) == len(self._others) and len(paths) == len(self._paths):
+            return self
+        view = copy.copy(self)
+        view._others = others
+        view._paths = paths
+        return view
+
+    def check(self, path: bytes, slash: int) -> dict[bytes, object]:
+        hits: list[int] = []
+        suffixes = self._suffixes
+        if suffixes:
+            n = len(path)
+            for length in self._lengths:
+                if length > n:
+                    break
+                got = suffixes.get(path[n - length :])
+                if got is not None:
+                    hits += got
+        if self._names:
+            got = self._names.get(path[slash + 1 :])
+            if got is not None:
+                hits += got
+        if self._paths:
+            got = self._paths.get(path)
+            if got is not None:
+                hits += got
+        for i, match, _ in self._others:
             if match(path):
-                for name, value in wanted:
+                hits.append(i)
+        key = tuple(sorted(hits))
+        result = self._results.get(key)
+        if result is None:
+            result = {}
+            wanted = self._wanted
+            for i in key:
+                for name, value in wanted[i]:
                     if value is None:
                         result.pop(name, None)
                     else:
                         result[name] = value
+            self._results[key] = result
         return result
 
 
 _WILDCARDS = frozenset(b"*?[\\")
+
+
+def _lead(pattern: Pattern) -> bytes | None:
+    """The literal lead of an anchored pattern (one with a slash), from its
+    base: every path it matches starts with it; None for the others."""
+    raw = pattern.pattern
+    if b"/" not in raw:
+        return None
+    rel = raw[1:] if raw.startswith(b"/") else raw
+    full = pattern.base + b"/" + rel if pattern.base else rel
+    cut = next((i for i, c in enumerate(full) if c in _WILDCARDS), len(full))
+    return full[:cut]
+
+
+def _shape(pattern: Pattern) -> tuple[str, bytes | None]:
+    """How :class:`_DirIndex` files a pattern, by the shapes :func:`_matcher`
+    tests without a regular expression: ``("suffix", ".ext")`` for ``*.ext``
+    (no slash, no other wildcard: any path ending so), ``("name", n)`` for a
+    plain name (no slash: the last component), ``("path", p)`` for an
+    anchored literal path, ``("other", None)`` for the rest."""
+    raw = pattern.pattern
+    if b"/" not in raw:
+        if raw.startswith(b"*") and len(raw) > 1 and not _WILDCARDS.intersection(raw[1:]):
+            return "suffix", raw[1:]
+        if not _WILDCARDS.intersection(raw):
+            return "name", raw
+        return "other", None
+    rel = raw[1:] if raw.startswith(b"/") else raw
+    full = pattern.base + b"/" + rel if pattern.base else rel
+    if not _WILDCARDS.intersection(full):
+        return "path", full
+    return "other", None
 
 
 def _matcher(pattern: Pattern) -> Callable[[bytes], bool]:

@@ -142,13 +142,12 @@ def helper_main(argv: list[str] | None = None) -> int:
     if bad:
         return _die(bad)
 
-    from dulwich.index import get_path_element_validator
-
     from .config import ConfigError, eol_config, read_config
     from .discovery import discover, setup_env
     from .entry import CheckoutState
     from .helper import HelperTerminated, ProtocolError, raise_terminated, serve
     from .odb import NotAGitRepository, ObjectDatabase, object_format_name
+    from .verify_path import get_path_element_validator
     from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, WireError, native_stat_layout
 
     trace = None

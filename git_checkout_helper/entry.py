@@ -32,8 +32,6 @@ import os
 import stat as stat_mod
 from collections.abc import Callable
 
-from dulwich.index import validate_path, validate_path_element_ntfs
-
 from .convert import (
     NULL_FILTER,
     PLAIN_ACTIONS,
@@ -44,6 +42,7 @@ from .convert import (
 )
 from .filters import SmudgeFailed, smudge_to_worktree
 from .odb import BlobStream, MissingObject, ObjectDatabase
+from .verify_path import validate_path, validate_path_element_ntfs
 from .wire import PcItem, PcItemStatus
 from .wrapper import show_path, write_in_full
 

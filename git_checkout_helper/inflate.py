@@ -74,7 +74,9 @@ def inflate(buf, pos: int, size: int) -> bytes:
     corruption raises what the inflater says. Output is bounded by ``size``."""
     n = size + (size >> 3) + 64
     try:
-        out = _decompress(buf[pos : pos + n], 15, size or 1)
+        # One byte of room beyond the size: with exactly ``size``, both
+        # inflaters grow (realloc, copy) the full buffer to see the stream end.
+        out = _decompress(buf[pos : pos + n], 15, size + 1)
     except ERRORS:
         out = None
     if out is None or len(out) != size:

@@ -32,8 +32,6 @@ import sys
 import threading
 from collections.abc import Iterator
 
-from dulwich.object_store import DiskObjectStore
-
 from . import inflate as _inflate
 from .discovery import GitDirs, NotAGitRepository, discover
 from .packreader import PackReader
@@ -98,14 +96,45 @@ class ObjectDatabase:
         object_format: str = "sha1",
         alternates: list[str] | None = None,
     ) -> None:
-        from dulwich.object_format import get_object_format
-
-        self.object_format = get_object_format(object_format)
-        self.store = DiskObjectStore(
-            objects_dir, object_format=self.object_format, alternates=alternates or None
-        )
+        # dulwich's store is opened on first use (alternates, loose objects
+        # dulwich must read, version 1 pack indexes, the coordinator's
+        # revision and tree reads): a helper reading packs of the common kind
+        # never imports it (start-up).
+        self._objects_dir = objects_dir
+        self._format_name = object_format
+        self._alternates = alternates or None
+        self._object_format = None
+        if object_format not in ("sha1", "sha256"):
+            self.object_format  # noqa: B018 - dulwich refuses an unknown format now, as before
+        self._store = None
         self._dulwich_lock = threading.RLock()
         self._packs: list | None = None
+
+    @property
+    def object_format(self):
+        """dulwich's ``ObjectFormat`` of this repository."""
+        if self._object_format is None:
+            from dulwich.object_format import get_object_format
+
+            self._object_format = get_object_format(self._format_name)
+        return self._object_format
+
+    @property
+    def store(self):
+        """dulwich's ``DiskObjectStore`` of these objects, opened on first use."""
+        if self._store is None:
+            with self._dulwich_lock:
+                if self._store is None:
+                    from dulwich.object_store import DiskObjectStore
+
+                    self._store = DiskObjectStore(
+                        self._objects_dir, object_format=self.object_format, alternates=self._alternates
+                    )
+        return self._store
+
+    def _has_alternates(self) -> bool:
+        return bool(self._alternates) or os.path.exists(
+            os.path.join(self._objects_dir, "info", "alternates"))
 
     def _get_raw(self, oid: bytes) -> tuple[int, bytes]:
         """dulwich's ``get_raw``, one thread at a time."""
@@ -147,6 +176,10 @@ class ObjectDatabase:
         return self._get_raw(oid)
 
     def _open_packs(self) -> list:
+        if self._store is None and not self._has_alternates():
+            own = self._open_own_packs()
+            if own is not None:
+                return own
         out = []
         try:
             for pack in self.store.packs:
@@ -158,10 +191,37 @@ class ObjectDatabase:
             pass
         return out
 
+    def _open_own_packs(self) -> list | None:
+        """Every ``pack-*.pack`` with its ``.idx`` (as dulwich lists them), each
+        read by a :class:`PackReader` of its own; None when one of them is not
+        of that kind (a version 1 index...): then dulwich opens them all."""
+        rawsz = 32 if self._format_name == "sha256" else 20
+        pack_dir = os.path.join(self._objects_dir, "pack")
+        try:
+            names = os.listdir(pack_dir)
+        except FileNotFoundError:
+            return []
+        except OSError:
+            return None
+        out: list = []
+        try:
+            for name in sorted(names):
+                if not (name.startswith("pack-") and name.endswith(".pack")):
+                    continue
+                base = os.path.join(pack_dir, name[:-5])
+                if not os.path.exists(base + ".idx"):
+                    continue
+                out.append(PackReader(None, resolve_ref=self._get_raw, base=base, rawsz=rawsz))
+        except (OSError, ValueError):
+            for reader in out:
+                reader.close()
+            return None
+        return out
+
     @property
     def hash_algo(self) -> int:
         """The ``GIT_HASH_*`` value git puts in ``struct object_id.algo``."""
-        return 2 if self.object_format.name == "sha256" else 1
+        return 2 if self._format_name == "sha256" else 1
 
     def read_blob(self, oid: bytes) -> bytes:
         """The content of blob ``oid`` (raw bytes); :class:`MissingObject` if absent."""
@@ -209,7 +269,9 @@ class ObjectDatabase:
         return self.read_blob(oid)
 
     def _loose_dirs(self) -> list[str]:
-        dirs = [self.store.path]
+        dirs = [self._objects_dir]
+        if self._store is None and not self._has_alternates():
+            return dirs
         try:
             with self._dulwich_lock:
                 dirs.extend(a.path for a in self.store.alternates if hasattr(a, "path"))
@@ -283,7 +345,8 @@ class ObjectDatabase:
             if hasattr(pack, "_map"):
                 pack.close()
         self._packs = None
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
 
 def _inflate_file(f, d, first: bytes, size: int) -> Iterator[bytes]:

@@ -139,3 +139,51 @@ def test_odb_finds_every_blob_on_the_lean_path(make_repo, monkeypatch):
         assert all(type(p) is PackReader and p._index is not None for p in odb._packs)
     finally:
         odb.close()
+
+
+def _synthetic_idx(names: list[bytes], rawsz: int) -> bytes:
+    """A version 2 index of ``names`` (sorted), offset i for the i-th name."""
+    fanout = [0] * 256
+    for n in names:
+        fanout[n[0]] += 1
+    for i in range(1, 256):
+        fanout[i] += fanout[i - 1]
+    return b"".join([b"\377tOc", struct.pack(">I", 2), struct.pack(">256I", *fanout), *names,
+                     b"\0" * 4 * len(names), b"".join(struct.pack(">I", 12 + i) for i in range(len(names))),
+                     b"\0" * 2 * rawsz])
+
+
+@pytest.mark.parametrize("rawsz,skew", [(20, False), (32, False), (20, True)])
+def test_interpolation_search_on_large_slices(tmp_path, rawsz, skew):
+    """Slices of hundreds of names, where the search probes a window first:
+    every name is found, every absent id (between, before and after names,
+    and ids far from where uniformity puts them) is KeyError."""
+    import random
+
+    rng = random.Random(rawsz + skew)
+    names = {rng.randbytes(rawsz) for _ in range(120_000)}
+    if skew:  # clustered ids: the guess is far off, the fallback must still be right
+        names |= {b"\x07" + b"\0" * 3 + rng.randbytes(rawsz - 4) for _ in range(3000)}
+    names = sorted(names)
+    path = tmp_path / "big.idx"
+    path.write_bytes(_synthetic_idx(names, rawsz))
+    ix = IndexV2(str(path), rawsz)
+    try:
+        for i in range(0, len(names), 7):
+            assert ix.offset(names[i]) == 12 + i
+        for i in range(len(names) - 1, len(names) - 300, -1):
+            assert ix.offset(names[i]) == 12 + i
+        present = set(names)
+        for i in range(0, len(names) - 1, 13):
+            a, b = names[i], names[i + 1]
+            between = (int.from_bytes(a, "big") + 1).to_bytes(rawsz, "big")
+            if between not in present and between < b:
+                with pytest.raises(KeyError):
+                    ix.offset(between)
+        for _ in range(3000):
+            absent = rng.randbytes(rawsz)
+            if absent not in present:
+                with pytest.raises(KeyError):
+                    ix.offset(absent)
+    finally:
+        ix.close()

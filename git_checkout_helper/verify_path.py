@@ -1,0 +1,125 @@
+"""Which paths may be checked out: ``read-cache.c``'s ``verify_path`` with
+``path.c``'s ``is_ntfs_dotgit`` / ``is_hfs_dotgit`` (``core.protectNTFS``,
+``core.protectHFS``).
+
+The same verdicts as dulwich's validators (``dulwich.index.validate_path``,
+``validate_path_element_ntfs``, ``validate_path_element_hfs``,
+``get_path_element_validator``; t/test_verify_path.py compares them on every
+spelling it knows), in a module of their own because importing
+``dulwich.index`` imports dulwich's whole object store with it, which a helper
+otherwise never needs: a third of its start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+__all__ = [
+    "get_path_element_validator",
+    "validate_path",
+    "validate_path_element_default",
+    "validate_path_element_hfs",
+    "validate_path_element_ntfs",
+]
+
+INVALID_DOTNAMES = (b".git", b".", b"..", b"")
+
+#: Code points HFS+ ignores when it compares names (git's ``utf8.c``).
+HFS_IGNORABLE_CHARS = frozenset({
+    0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+    0x206A, 0x206B, 0x206C, 0x206D, 0x206E, 0x206F, 0xFEFF,
+})
+
+_WINDOWS_DEVICES = frozenset(
+    [b"con", b"prn", b"aux", b"nul"] + [b"com%d" % i for i in range(1, 10)] + [b"lpt%d" % i for i in range(1, 10)]
+)
+
+
+def validate_path_element_default(element: bytes) -> bool:
+    """Not ``.git`` (any case), ``.``, ``..`` or empty."""
+    return element.lower() not in INVALID_DOTNAMES
+
+
+def _is_ntfs_dotgit(name: bytes) -> bool:
+    """``is_ntfs_dotgit``: ``.git`` or its 8.3 name ``git~1``, followed only by
+    dots and spaces up to the end or an alternate data stream's ``:``."""
+    if name[:1] == b".":
+        if name[1:4].lower() != b"git":
+            return False
+        i = 4
+    elif name[:1].lower() == b"g":
+        if name[1:3].lower() != b"it" or name[3:5] != b"~1":
+            return False
+        i = 5
+    else:
+        return False
+    while i < len(name):
+        c = name[i : i + 1]
+        if c == b":":
+            return True
+        if c != b"." and c != b" ":
+            return False
+        i += 1
+    return True
+
+
+def validate_path_element_ntfs(element: bytes) -> bool:
+    """``core.protectNTFS``: no NTFS spelling of ``.git`` in any
+    backslash-separated part; trailing dots and spaces do not count."""
+    if os.name == "nt" and b"\\" in element:
+        return False
+    for segment in element.split(b"\\"):
+        if _is_ntfs_dotgit(segment):
+            return False
+    normalized = element.rstrip(b". ").lower()
+    if normalized in INVALID_DOTNAMES:
+        return False
+    if os.name == "nt" and normalized.split(b".", 1)[0].rstrip(b" ") in _WINDOWS_DEVICES:
+        return False
+    return True
+
+
+def validate_path_element_hfs(element: bytes) -> bool:
+    """``core.protectHFS``: no spelling of ``.git`` HFS+ folds to it (ignorable
+    code points dropped, NFD, any case); malformed UTF-8 is refused."""
+    import unicodedata
+
+    try:
+        text = element.decode("utf-8", errors="strict")
+        text = "".join(c for c in text if ord(c) not in HFS_IGNORABLE_CHARS)
+        normalized = unicodedata.normalize("NFD", text).lower().encode("utf-8", errors="strict")
+    except UnicodeError:
+        return False
+    return normalized not in INVALID_DOTNAMES and normalized != b"git~1"
+
+
+def get_path_element_validator(config) -> Callable[[bytes], bool]:
+    """The element validator for a repository's config (dulwich ``Config``):
+    ``core.protectNTFS`` (default true everywhere, as git's
+    ``PROTECT_NTFS_DEFAULT``) and ``core.protectHFS`` (default true on
+    macOS), both applying when both are set; neither: the default rules."""
+    validators: list[Callable[[bytes], bool]] = []
+    if config.get_boolean(b"core", b"protectNTFS", True):
+        validators.append(validate_path_element_ntfs)
+    if config.get_boolean(b"core", b"protectHFS", sys.platform == "darwin"):
+        validators.append(validate_path_element_hfs)
+    if not validators:
+        return validate_path_element_default
+    if len(validators) == 1:
+        return validators[0]
+
+    def validate_all(element: bytes) -> bool:
+        return all(v(element) for v in validators)
+
+    return validate_all
+
+
+def validate_path(path: bytes, element_validator: Callable[[bytes], bool] = validate_path_element_default) -> bool:
+    """``verify_path``: every ``/``-separated component passes ``element_validator``
+    (so no empty component, no leading or trailing slash); on Windows no
+    drive prefix."""
+    if os.name == "nt" and len(path) >= 2 and path[1:2] == b":" and path[0] < 0x80:
+        return False
+    return all(element_validator(p) for p in path.split(b"/"))

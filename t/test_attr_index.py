@@ -1,0 +1,76 @@
+"""The attribute stack's per-directory index (attributes._DirIndex) gives what
+matching every pattern in file order gives, for every path.
+
+The reference is the definition: each pattern that can apply in the path's
+directory (its own and its ancestors' files, info/attributes), in order, its
+values overriding earlier ones, a pattern's ``!attr`` unsetting it; matched
+with dulwich's wildmatch ``Pattern.match``. Patterns of every shape the index
+files differently (``*.ext``, plain names, anchored literal paths, globs)
+are mixed in random files over random trees, with macros.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from dulwich.attrs import Pattern
+
+from git_checkout_helper.attributes import AttributeStack, _expand
+
+SHAPES = [
+    b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*sh", b"*.SH", b"*", b"*.[ch]", b"t????-*.sh", b"Makefile",
+    b"README.md", b".sh", b"/Makefile", b"/docs/index.md", b"docs/index.md", b"/docs/*", b"docs/**/*.adoc",
+    b"**/foo", b"x/y/z", b"/sub/*.sh", b"sub/**", b"foo", b"a\\*b", b"/a.sh", b"dir/", b"*.md",
+]
+ATTRS = [b"text", b"-text", b"!text", b"eol=lf", b"eol=crlf", b"!eol", b"ident", b"-ident", b"binary",
+         b"crlf", b"-crlf", b"filter=lfs", b"working-tree-encoding=UTF-16", b"whitespace=trail", b"mymacro"]
+DIRS = [b"", b"sub", b"docs", b"sub/dir", b"docs/x", b"t"]
+NAMES = [b"Makefile", b"a.sh", b"b.c", b"b.h", b"README.md", b"index.md", b"foo", b"a.tar.gz", b"x.gz",
+         b"ash", b"A.SH", b"t0000-basic.sh", b".sh", b"a*b", b"axb", b"z", b"y.adoc", b"other"]
+
+
+def reference(stack: AttributeStack, path: bytes) -> dict:
+    slash = path.rfind(b"/")
+    d = path[:slash] if slash != -1 else b""
+    result: dict = {}
+    for pattern, attrs in (*stack._dir_patterns(d), *stack._info):
+        if not Pattern(pattern.pattern, pattern.base).match(path):
+            continue
+        for name, value in _expand(attrs, stack.macros):
+            if name not in (b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encoding"):
+                continue
+            if value is None:
+                result.pop(name, None)
+            else:
+                result[name] = value
+    return result
+
+
+def random_file(rng: random.Random, macros: bool) -> bytes:
+    lines = []
+    if macros:
+        lines.append(b"[attr]mymacro text eol=crlf -ident")
+    for _ in range(rng.randint(1, 12)):
+        lines.append(rng.choice(SHAPES) + b" " + b" ".join(rng.sample(ATTRS, rng.randint(1, 3))))
+    return b"\n".join(lines) + b"\n"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_index_agrees_with_matching_every_pattern(seed):
+    rng = random.Random(seed)
+    files = {d: random_file(rng, d == b"") for d in DIRS if rng.random() < 0.6 or d == b""}
+    info = random_file(rng, True) if rng.random() < 0.5 else None
+    stack = AttributeStack(files.get, lambda d: d in files, info_attributes=info)
+    paths = [(d + b"/" + n if d else n) for d in DIRS for n in NAMES]
+    rng.shuffle(paths)
+    for path in paths:
+        assert stack.check(path) == reference(stack, path), (seed, path, files, info)
+
+
+def test_results_are_shared_per_match_set():
+    files = {b"": b"*.sh text eol=lf\n*.c ident\n"}
+    stack = AttributeStack(files.get, lambda d: d in files)
+    assert stack.check(b"a.sh") is stack.check(b"b.sh")
+    assert stack.check(b"a.sh") == {b"text": True, b"eol": b"lf"}
+    assert stack.check(b"x.txt") == {}
