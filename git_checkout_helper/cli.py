@@ -231,6 +231,10 @@ usage: git parallel-clone [<options>] <repository> [<directory>]
     -j, --jobs <n>        number of helper processes (default: checkout.workers; auto)
     --threshold <n>       fewer items than this are written sequentially
     -b, --branch <name>   check out <name> instead of the remote's HEAD
+    -o, --origin <name>   use <name> instead of 'origin' for the remote
+    --depth <n>           a shallow clone of that many commits (file:// and remote URLs)
+    --[no-]single-branch  clone only one branch (implied by --depth)
+    -n, --no-checkout     no checkout of HEAD
     -q, --quiet           no progress, no messages
     --progress / --no-progress
     --helper-cmd <cmd>    run <cmd> as the helper
@@ -442,9 +446,21 @@ def clone_main(argv: list[str] | None = None) -> int:
     """``git parallel-clone``."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        opts, rest, after = _parse_common(argv, CLONE_USAGE, {}, {"-b": "branch", "--branch": "branch"})
+        opts, rest, after = _parse_common(
+            argv, CLONE_USAGE,
+            {"--single-branch": "single_branch", "--no-single-branch": "no_single_branch",
+             "-n": "no_checkout", "--no-checkout": "no_checkout"},
+            {"-b": "branch", "--branch": "branch", "--depth": "depth", "-o": "origin", "--origin": "origin"})
     except _Usage:
         return 129
+    depth = None
+    if "depth" in opts:
+        text = str(opts["depth"])
+        if not text.strip().lstrip("-").isdigit() or int(text) < 1:
+            return _die(f"depth {text} is not a positive number")
+        depth = int(text)
+    single_branch = True if opts.get("single_branch") else (False if opts.get("no_single_branch") else None)
+    origin_name = str(opts.get("origin") or "origin")
     rest += after or []
     if not 1 <= len(rest) <= 2:
         sys.stderr.write(CLONE_USAGE)
@@ -463,8 +479,12 @@ def clone_main(argv: list[str] | None = None) -> int:
             if not opts.get("quiet"):
                 sys.stderr.write(f"Cloning into '{directory}'...\n")
 
+        def warn(message: str) -> None:
+            sys.stderr.write(f"warning: {message}\n")
+
         worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"),
-                                      announce=announce)
+                                      announce=announce, depth=depth, single_branch=single_branch,
+                                      origin=origin_name, warn=warn)
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         repo = Repository(discover(worktree, env=SetupEnv(environ=env)), env)
@@ -474,6 +494,11 @@ def clone_main(argv: list[str] | None = None) -> int:
                 sys.stderr.write("warning: You appear to have cloned an empty repository.\n")
                 return 0
             origin = os.path.abspath(source) if os.path.exists(source) else source
+            if opts.get("no_checkout"):
+                # --no-checkout: HEAD set up as clone's update_head does, no index.
+                commit, branch, _ = repo.resolve(ref)
+                repo.update_head(commit, branch, f"clone: from {origin}".encode())
+                return 0
             o = _options(opts, env)
             if o.quiet:
                 o.progress = False  # clone: verbose_update = !quiet, whatever --progress says
