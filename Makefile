@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all venv test unit shell lint demo bench fuzz clean
+.PHONY: all venv test unit shell lint demo bench fuzz clean git-tests
 
 all: test
 
@@ -66,6 +66,18 @@ FUZZ_SEED ?= 1
 fuzz: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) t/helper/fuzz-coordinator --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
 	  --out fuzz-results $(FUZZ_ARGS)
+
+# git's own test scripts from a built git tree (GIT_BUILD), with our helper as
+# git's checkout--worker under GIT_TEST_CHECKOUT_WORKERS=2 (WORKER=git: git's own,
+# for comparison); counts per script. Not part of `make test` (needs a git build).
+GIT_BUILD ?=
+WORKER ?= ours
+T ?= t2400-worktree-add.sh t2401-worktree-prune.sh t2402-worktree-list.sh t2403-worktree-move.sh \
+     t2404-worktree-config.sh t2405-worktree-submodule.sh t2406-worktree-repair.sh \
+     t2407-worktree-heads.sh t3400-rebase.sh t3404-rebase-interactive.sh
+git-tests: $(STAMP)
+	@test -n "$(GIT_BUILD)" || { echo "make git-tests GIT_BUILD=<built git tree> [T=\"t2400-worktree-add.sh ...\"] [WORKER=git]"; exit 2; }
+	t/run-git-tests.sh "$(GIT_BUILD)" "$(WORKER)" $(T)
 
 clean:
 	rm -rf $(VENV) build *.egg-info t/trash* t/test-results fuzz-results

@@ -249,6 +249,10 @@ usage: git parallel-clone [<options>] <repository> [<directory>]
     --threshold <n>       fewer items than this are written sequentially
     -b, --branch <name>   check out <name> instead of the remote's HEAD
     --filter <spec>       a partial clone: blob:none, blob:limit=<n>[kmg], tree:0
+    -o, --origin <name>   use <name> instead of 'origin' for the remote
+    --depth <n>           a shallow clone of that many commits (file:// and remote URLs)
+    --[no-]single-branch  clone only one branch (implied by --depth)
+    -n, --no-checkout     no checkout of HEAD
     -q, --quiet           no progress, no messages
     --progress / --no-progress
     --helper-cmd <cmd>    run <cmd> as the helper
@@ -496,8 +500,12 @@ def clone_main(argv: list[str] | None = None) -> int:
     """``git parallel-clone``."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        opts, rest, after = _parse_common(argv, CLONE_USAGE, {"--sparse": "sparse"},
-                                          {"-b": "branch", "--branch": "branch", "--filter": "filter"})
+        opts, rest, after = _parse_common(
+            argv, CLONE_USAGE,
+            {"--single-branch": "single_branch", "--no-single-branch": "no_single_branch",
+             "-n": "no_checkout", "--no-checkout": "no_checkout", "--sparse": "sparse"},
+            {"-b": "branch", "--branch": "branch", "--depth": "depth", "-o": "origin", "--origin": "origin",
+             "--filter": "filter"})
     except _Usage:
         return 129
     if opts.get("filter") is not None:
@@ -507,8 +515,20 @@ def clone_main(argv: list[str] | None = None) -> int:
             expand_filter(opts["filter"])
         except ValueError as e:
             return _die(str(e))
+        given = [f for f, key in (("--depth", "depth"), ("--origin", "origin"), ("--single-branch", "single_branch"),
+                                  ("--no-single-branch", "no_single_branch")) if key in opts]
+        if given:  # a partial clone takes every branch's history under the filter, into 'origin'
+            return _die(f"--filter with {given[0]} is not supported by git parallel-clone")
     if opts.get("sparse"):  # needs sparse-checkout, which our checkout does not do: refused, as it is
         return _die("--sparse is not supported by git parallel-clone")
+    depth = None
+    if "depth" in opts:
+        text = str(opts["depth"])
+        if not text.strip().lstrip("-").isdigit() or int(text) < 1:
+            return _die(f"depth {text} is not a positive number")
+        depth = int(text)
+    single_branch = True if opts.get("single_branch") else (False if opts.get("no_single_branch") else None)
+    origin_name = str(opts.get("origin") or "origin")
     rest += after or []
     if not 1 <= len(rest) <= 2:
         sys.stderr.write(CLONE_USAGE)
@@ -530,10 +550,14 @@ def clone_main(argv: list[str] | None = None) -> int:
             if not opts.get("quiet"):
                 sys.stderr.write(f"Cloning into '{directory}'...\n")
 
+        def warn(message: str) -> None:
+            sys.stderr.write(f"warning: {message}\n")
+
         worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"),
                                       announce=announce, filter_spec=opts.get("filter"),
                                       err=None if opts.get("quiet") else sys.stderr,
-                                      progress=_clone_progress(opts), environ=env)
+                                      progress=_clone_progress(opts), environ=env,
+                                      depth=depth, single_branch=single_branch, origin=origin_name, warn=warn)
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         repo = Repository(discover(worktree, env=SetupEnv(environ=env)), env)
@@ -543,6 +567,11 @@ def clone_main(argv: list[str] | None = None) -> int:
                 sys.stderr.write("warning: You appear to have cloned an empty repository.\n")
                 return 0
             origin = os.path.abspath(source) if os.path.exists(source) else source
+            if opts.get("no_checkout"):
+                # --no-checkout: HEAD set up as clone's update_head does, no index.
+                commit, branch, _ = repo.resolve(ref)
+                repo.update_head(commit, branch, f"clone: from {origin}".encode())
+                return 0
             o = _options(opts, env)
             if o.quiet:
                 o.progress = False  # clone: verbose_update = !quiet, whatever --progress says

@@ -82,12 +82,17 @@ def _is_local(source: str) -> bool:
 
 
 def prepare_clone(source: str, directory: str | None, branch: str | None = None,
-                  announce=None, filter_spec: str | None = None, err=None,
-                  progress: bool = False, environ=None) -> tuple[str, str | None]:
+                  announce=None, *, filter_spec: str | None = None, err=None, progress: bool = False,
+                  environ=None, depth: int | None = None, single_branch: bool | None = None,
+                  origin: str = "origin", warn=None) -> tuple[str, str | None]:
     """Create the clone without a checkout; returns (work tree, ref to check out).
 
     ``announce(directory)`` is called once the source and the destination
-    have been checked (git's "Cloning into ..." comes after those errors).
+    have been checked (git's "Cloning into ..." comes after those errors);
+    ``warn(message)`` says what git warns of. As ``cmd_clone``: a plain path
+    is cloned ``--local`` (hard links), unless its repository is shallow;
+    a ``file://`` URL goes through the transport (:mod:`transport`) and is
+    recorded as given. ``single_branch`` None: implied by ``depth``.
     ``filter_spec``: a partial clone (:mod:`promisor`), its fetch's progress
     on ``err`` when ``progress``; a local path ignores it as git does (with
     git's warning on ``err``) but records it.
@@ -99,6 +104,16 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
     directory = directory or default_directory(source)
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
         raise CloneError(f"destination path '{directory}' already exists and is not an empty directory.")
+    if single_branch is None:
+        single_branch = depth is not None
+    local = src_git is not None and not source.startswith("file://")
+    if local:
+        if depth is not None and warn is not None:
+            warn("--depth is ignored in local clones; use file:// instead.")
+        if os.path.exists(os.path.join(src_git, "shallow")):
+            local = False  # (git warns only when --local was asked for)
+        else:
+            depth = None
     if announce is not None:
         announce(directory)
     created = not os.path.exists(directory)
@@ -113,25 +128,33 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
                 return os.path.abspath(directory), ref
             if err is not None:
                 err.write("warning: --filter is ignored in local clones; use file:// instead.\n")
-            ref = _clone_local(src_git, os.path.abspath(source), directory, branch)
-            promisor.register_partial_clone(os.path.join(directory, ".git"), "origin", filter_spec)
+            ref = _clone_local(src_git, os.path.abspath(source), directory, branch, local=local, depth=depth,
+                               single_branch=single_branch, origin=origin)
+            promisor.register_partial_clone(os.path.join(directory, ".git"), origin, filter_spec)
             return os.path.abspath(directory), ref
         if src_git is None:
             from dulwich import porcelain
 
-            r = porcelain.clone(source, directory, checkout=False, branch=branch, errstream=io.BytesIO())
+            r = porcelain.clone(source, directory, checkout=False, branch=branch, errstream=io.BytesIO(),
+                                depth=depth, origin=origin)
             head = r.refs.read_ref(b"HEAD") or b""
             ref = head[5:].strip().decode() if head.startswith(b"ref: ") else None
             r.close()
             return os.path.abspath(directory), ref
-        return os.path.abspath(directory), _clone_local(src_git, os.path.abspath(source), directory, branch)
+        url = source if source.startswith("file://") else os.path.abspath(source)
+        return os.path.abspath(directory), _clone_local(src_git, url, directory, branch, local=local,
+                                                        depth=depth, single_branch=single_branch,
+                                                        origin=origin)
     except BaseException:
         if created:
             shutil.rmtree(directory, ignore_errors=True)
         raise
 
 
-def _clone_local(src_git: str, url: str, directory: str, branch: str | None) -> str | None:
+def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, local: bool = True,
+                 depth: int | None = None, single_branch: bool = False, origin: str = "origin") -> str | None:
+    from .transport import fetch_into, read_shallow, shallow_boundary, write_shallow
+
     os.makedirs(directory, exist_ok=True)
     src = Repo(src_git)
     try:
@@ -142,45 +165,96 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None) -> 
             fmt = "sha1"
         dst = Repo.init(directory, mkdir=False, object_format=fmt if fmt != "sha1" else None)
         gitdir = dst.controldir()
-        dst.close()
-        shutil.rmtree(os.path.join(gitdir, "objects"))
-        _link_objects(os.path.join(src_git, "objects"), os.path.join(gitdir, "objects"))
         refs = src.get_refs()
         head_chain, _ = src.refs.follow(b"HEAD")
         src_head_ref = head_chain[1] if len(head_chain) > 1 else None
+        want = (b"refs/heads/" + branch.encode()) if branch else src_head_ref
+        want_tag = None
+        if branch and want not in refs:
+            if b"refs/tags/" + branch.encode() not in refs:
+                dst.close()
+                raise CloneError(f"Remote branch {branch} not found in upstream origin")
+            want_tag, want = b"refs/tags/" + branch.encode(), None  # -b <tag>: a detached HEAD there
+        heads = {n: v for n, v in refs.items() if n.startswith(b"refs/heads/")}
+        if single_branch:
+            if want is not None and want in refs:
+                heads = {want: refs[want]}
+            elif want_tag is not None or b"HEAD" in refs:
+                heads = {}
+        tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/") and not n.endswith(b"^{}")}
+        tips = list(heads.values())
+        if want_tag is not None:
+            tips.append(refs[want_tag])
+        elif want is None and b"HEAD" in refs and src_head_ref is None:
+            tips.append(refs[b"HEAD"])  # a detached HEAD
+        source_shallow = read_shallow(src_git)
+        shallow: set[bytes] = set()
+        if single_branch and not local:
+            # Tags follow the history fetched (include-tag), nothing else; a
+            # local clone has every object, so every tag follows.
+            shallow, reached = shallow_boundary(src.object_store, tips, depth, source_shallow)
+            tags = {n: v for n, v in tags.items() if _peeled(src.object_store, v) in reached}
+        elif not local:
+            tips += list(tags.values())
+            shallow, _ = shallow_boundary(src.object_store, tips, depth, source_shallow)
+        if local:
+            dst.close()
+            shutil.rmtree(os.path.join(gitdir, "objects"))
+            _link_objects(os.path.join(src_git, "objects"), os.path.join(gitdir, "objects"))
+        else:
+            try:
+                fetch_into(src.object_store, dst.object_store, tips + list(tags.values()), shallow)
+            finally:
+                dst.close()
+            write_shallow(gitdir, shallow)
     finally:
         src.close()
+    prefix = b"refs/remotes/" + origin.encode() + b"/"
     packed: dict[bytes, bytes] = {}
-    for name, sha in refs.items():
-        if name.startswith(b"refs/heads/"):
-            packed[b"refs/remotes/origin/" + name[len(b"refs/heads/") :]] = sha
-        elif name.startswith(b"refs/tags/"):
-            packed[name] = sha
-    want = (b"refs/heads/" + branch.encode()) if branch else src_head_ref
-    if branch and want not in refs:
-        raise CloneError(f"Remote branch {branch} not found in upstream origin")
+    for name, sha in heads.items():
+        packed[prefix + name[len(b"refs/heads/") :]] = sha
+    packed.update(tags)
     r = Repo(directory)
     try:
         r.refs.add_packed_refs(packed)
-        if src_head_ref is not None and src_head_ref in refs:
-            os.makedirs(os.path.join(r.controldir(), "refs", "remotes", "origin"), exist_ok=True)
-            r.refs.set_symbolic_ref(
-                b"refs/remotes/origin/HEAD", b"refs/remotes/origin/" + src_head_ref[len(b"refs/heads/") :]
-            )
+        if src_head_ref is not None and src_head_ref in heads:
+            os.makedirs(os.path.join(r.controldir(), "refs", "remotes", origin), exist_ok=True)
+            r.refs.set_symbolic_ref(prefix + b"HEAD", prefix + src_head_ref[len(b"refs/heads/") :])
         cfg_path = os.path.join(r.controldir(), "config")
         cfg = ConfigFile.from_path(cfg_path)
-        cfg.set((b"remote", b"origin"), b"url", url.encode())
-        cfg.set((b"remote", b"origin"), b"fetch", b"+refs/heads/*:refs/remotes/origin/*")
+        cfg.set((b"remote", origin.encode()), b"url", url.encode())
+        if single_branch and want is not None and want in heads:
+            short = want[len(b"refs/heads/") :]
+            spec = b"+refs/heads/" + short + b":" + prefix + short
+        else:
+            spec = b"+refs/heads/*:" + prefix + b"*"
+        cfg.set((b"remote", origin.encode()), b"fetch", spec)
         target = None
         if want is not None and want in refs:
             short = want[len(b"refs/heads/") :]
             r.refs.set_if_equals(want, None, refs[want])
-            cfg.set((b"branch", short), b"remote", b"origin")
+            cfg.set((b"branch", short), b"remote", origin.encode())
             cfg.set((b"branch", short), b"merge", want)
             target = want.decode()
+        elif want_tag is not None:
+            target = _peeled(r.object_store, refs[want_tag]).decode()
+            with open(os.path.join(r.controldir(), "HEAD"), "wb") as f:  # detached, no branch made
+                f.write(target.encode() + b"\n")
         elif b"HEAD" in refs and src_head_ref is None:
             target = refs[b"HEAD"].decode()  # the source is on a detached HEAD
         cfg.write_to_path(cfg_path)
     finally:
         r.close()
     return target
+
+
+def _peeled(store, sha: bytes) -> bytes | None:
+    from dulwich.objects import Tag
+
+    try:
+        obj = store[sha]
+        while isinstance(obj, Tag):
+            obj = store[obj.object[1]]
+    except KeyError:
+        return None
+    return obj.id

@@ -1,0 +1,137 @@
+"""git parallel-clone against git clone: file:// URLs, plain paths, shallow sources, --depth,
+--single-branch, --no-checkout, --origin, -b <tag>. Twins: the same source cloned by both,
+then the same refs, config, shallow points, history, fsck, HEAD, reflog and work tree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+def run(cmd, cwd, env, check=True) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=check)
+
+
+@pytest.fixture
+def env(git_env):
+    e = dict(git_env, PATH=f"{BIN}{os.pathsep}{git_env['PATH']}")
+    return e
+
+
+@pytest.fixture
+def src(tmp_path, env):
+    s = tmp_path / "src"
+    run(["git", "init", "-q", str(s)], tmp_path, env)
+    for i in range(1, 6):
+        (s / "f").write_text(f"{i}\n")
+        (s / f"g{i}").write_text("x\n")
+        run(["git", "add", "."], s, env)
+        run(["git", "commit", "-qm", f"c{i}"], s, env)
+    run(["git", "branch", "b2", "HEAD~2"], s, env)
+    run(["git", "tag", "v1", "HEAD~1"], s, env)
+    run(["git", "tag", "-a", "-m", "annotated", "atip", "HEAD"], s, env)
+    return s
+
+
+def view(repo: Path, env, name: str) -> dict:
+    def out(*args, check=True):
+        r = run(["git", *args], repo, env, check=check)
+        return (r.returncode, r.stdout.replace(name, "X"), r.stderr.replace(name, "X"))
+
+    shallow = repo / ".git" / "shallow"
+    return {
+        "refs": out("show-ref"),
+        "config": out("config", "-l", "--local"),
+        "shallow": sorted(set(shallow.read_text().split())) if shallow.exists() else None,
+        "log": out("log", "--format=%H %s", "--all"),
+        "fsck": out("fsck", "--no-progress", check=False)[0],
+        "head": out("rev-parse", "--symbolic-full-name", "HEAD"),
+        "reflog": out("log", "-g", "--format=%H %gs", "HEAD", check=False),
+        "index": (repo / ".git" / "index").exists(),
+        "status": out("status", "--porcelain", check=False),
+        "files": sorted(p.name for p in repo.iterdir() if p.name != ".git"),
+    }
+
+
+def twins(tmp_path, env, *args) -> tuple[dict, dict]:
+    g, o = tmp_path / "g", tmp_path / "o"
+    rg = run(["git", "clone", "-q", *args, str(g)], tmp_path, env, check=False)
+    ro = run(["git-parallel-clone", "-q", *args, str(o)], tmp_path, env, check=False)
+    assert (ro.returncode, ro.stderr.replace(str(o), "X")) == (rg.returncode, rg.stderr.replace(str(g), "X"))
+    return view(o, env, str(o)), view(g, env, str(g))
+
+
+def object_links(repo: Path) -> set[int]:
+    out = set()
+    for root, _dirs, files in os.walk(repo / ".git" / "objects"):
+        for f in files:
+            if not f.endswith((".idx", ".rev")) and "info" not in root:
+                out.add(os.stat(os.path.join(root, f)).st_nlink)
+    return out
+
+
+def test_file_url_is_a_transport_and_recorded_as_given(tmp_path, env, src):
+    url = f"file://{src}"
+    ours, theirs = twins(tmp_path, env, url)
+    assert ours == theirs
+    assert f"remote.origin.url={url}\n" in ours["config"][1]
+    assert object_links(tmp_path / "o") == {1}  # nothing hard-linked to the source
+    assert ours["reflog"][1].strip().endswith(f"clone: from {url}")
+
+
+def test_plain_path_keeps_local_hard_links(tmp_path, env, src):
+    ours, theirs = twins(tmp_path, env, str(src))
+    assert ours == theirs
+    assert f"remote.origin.url={src}\n" in ours["config"][1]
+    assert object_links(tmp_path / "o") == object_links(tmp_path / "g") and 1 not in object_links(tmp_path / "o")
+
+
+@pytest.mark.parametrize("depth", ["1", "2", "4"])
+def test_depth_over_file_url(tmp_path, env, src, depth):
+    ours, theirs = twins(tmp_path, env, "--depth", depth, f"file://{src}")
+    assert ours == theirs
+    assert ours["shallow"] and ours["fsck"] == 0
+
+
+def test_depth_without_single_branch(tmp_path, env, src):
+    ours, theirs = twins(tmp_path, env, "--depth", "1", "--no-single-branch", f"file://{src}")
+    assert ours == theirs
+
+
+def test_depth_on_a_plain_path_is_ignored_with_git_warning(tmp_path, env, src):
+    ours, theirs = twins(tmp_path, env, "--depth", "1", str(src))
+    assert ours == theirs and ours["shallow"] is None
+
+
+@pytest.mark.parametrize("how", ["path", "url", "url-depth"])
+def test_shallow_source_gives_a_working_shallow_clone(tmp_path, env, src, how):
+    shal = tmp_path / "shal"
+    run(["git", "clone", "-q", "--depth", "3", f"file://{src}", str(shal)], tmp_path, env)
+    source = {"path": [str(shal)], "url": [f"file://{shal}"], "url-depth": ["--depth", "2", f"file://{shal}"]}
+    ours, theirs = twins(tmp_path, env, *source[how])
+    assert ours == theirs
+    assert ours["shallow"] and ours["fsck"] == 0 and ours["log"][0] == 0
+
+
+@pytest.mark.parametrize("args", [["--single-branch", "-b", "b2"], ["--single-branch"], ["-b", "b2"],
+                                  ["-b", "v1"], ["-o", "up"], ["-n"], ["-n", "-o", "up", "-b", "b2"]])
+@pytest.mark.parametrize("kind", ["path", "url"])
+def test_branch_origin_single_branch_no_checkout(tmp_path, env, src, args, kind):
+    if args[:2] == ["-b", "v1"]:
+        env = dict(env, GIT_CONFIG_PARAMETERS="'advice.detachedhead=false'")  # (not ours to give)
+    ours, theirs = twins(tmp_path, env, *args, str(src) if kind == "path" else f"file://{src}")
+    assert ours == theirs
+
+
+def test_bad_depth(tmp_path, env, src):
+    r = run(["git-parallel-clone", "--depth", "0", f"file://{src}", str(tmp_path / "o")], tmp_path, env,
+            check=False)
+    g = run(["git", "clone", "--depth", "0", f"file://{src}", str(tmp_path / "g")], tmp_path, env, check=False)
+    assert (r.returncode, r.stderr) == (g.returncode, g.stderr)
+    assert not (tmp_path / "o").exists()
