@@ -12,7 +12,10 @@ test_expect_success 'setup' '
 	(
 		cd src &&
 		"$PYTHON" -c "import sys; sys.stdout.write(\"x\" * 5000)" >big &&
-		git add big && git commit -qm big &&
+		echo "*.txt text" >.gitattributes &&
+		mkdir -p sub && echo "*.c ident" >sub/.gitattributes &&
+		printf "int x; /* \$Id\$ */\n" >sub/x.c &&
+		git add big .gitattributes sub && git commit -qm big &&
 		git tag -a -m annotated v2 &&
 		git config uploadpack.allowFilter true &&
 		git config uploadpack.allowAnySHA1InWant true
