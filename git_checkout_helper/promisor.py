@@ -381,7 +381,7 @@ def fetch_objects(
     Raises :class:`_Failed` (its reason) on any failure; nothing is left
     in the object store then.
     """
-    f, commit, abort = store.add_pack()
+    f, commit, abort = _new_pack(store)
     received = _Received(f, None)
     if err is not None:
         received.show = lambda n: err.write(f"Receiving objects: {_human(n)}\r")
@@ -411,6 +411,76 @@ def fetch_objects(
             refs = {w: w for w in sorted(wants)}
         write_promisor_pack(pack, refs)
     return pack, listed
+
+
+def _new_pack(store):
+    """dulwich's ``add_pack`` (a temporary file in ``objects/pack``; commit
+    indexes it and moves it in; abort removes it), landed as ``index-pack``
+    does: every object inflated and hashed once for the index, the pack's
+    checksum verified. dulwich's own commit then inflates and parses every
+    object a second time, which doubles the cost of a large clone; a thin
+    pack (which we never ask for) still goes through dulwich's path, which
+    completes it."""
+    import tempfile
+
+    from dulwich.object_store import PACK_MODE
+    from dulwich.pack import PackData, PackIndexer
+
+    fd, path = tempfile.mkstemp(dir=store.pack_dir, prefix="tmp_pack_", suffix=".pack")
+    f = os.fdopen(fd, "w+b")
+    os.chmod(path, PACK_MODE)
+
+    def commit():
+        if f.tell() == 0:
+            abort()
+            return None
+        f.flush()
+        f.seek(0)
+        with PackData(path, file=f, object_format=store.object_format) as pd:
+            indexer = PackIndexer.for_pack_data(pd, resolve_ext_ref=store.get_raw)
+            entries, ext_refs = store._index_pack(indexer, len(pd))
+        if ext_refs:
+            return store._complete_pack(f, path, entries, ext_refs)
+        return _move_in(store, f, path, entries)
+
+    def abort():
+        f.close()
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+
+    return f, commit, abort
+
+
+def _move_in(store, f, path: str, entries: list):
+    """The end of ``_complete_pack`` without its second pass: checksum
+    checked, pack renamed to ``pack-<hash>.pack``, index written, pack
+    added to the store's list."""
+    from dulwich.file import GitFile
+    from dulwich.object_store import PACK_MODE
+    from dulwich.pack import Pack, compute_file_sha, write_pack_index
+
+    fmt = store.object_format
+    f.seek(-fmt.oid_length, os.SEEK_END)
+    trailer = f.read(fmt.oid_length)
+    if compute_file_sha(f, hash_func=fmt.hash_func, end_ofs=-fmt.oid_length).digest() != trailer:
+        f.close()
+        os.remove(path)
+        raise _Failed("the pack received is corrupt (bad checksum)")
+    f.close()
+    entries.sort()
+    base = store._get_pack_basepath(entries)
+    for pack in store.packs:
+        if pack.name() == os.path.basename(base)[len("pack-"):].encode("ascii"):
+            os.remove(path)  # the same objects are packed already
+            return pack
+    os.rename(path, base + ".pack")
+    with GitFile(base + ".idx", "wb", mask=PACK_MODE) as idx:
+        write_pack_index(idx, entries, trailer, version=store.pack_index_version)
+    pack = Pack(base, object_format=fmt)
+    store._add_cached_pack(os.path.basename(base), pack)
+    return pack
 
 
 def _unpack_limit(config) -> int:
@@ -495,12 +565,56 @@ def _fetch_remote(url: str, wants: list[bytes], filter_spec: bytes | None, confi
     level = log.level
     log.setLevel(logging.ERROR)
     try:
+        if not callable(wants) and _fetch_v2_by_id(client, path, list(wants), filter_spec, out.write,
+                                                   progress if err is not None else None):
+            return listed, {}
         result = client.fetch_pack(path, determine_wants, _NoHaves(), out.write,
                                    progress=progress if err is not None else None, filter_spec=filter_spec,
                                    ref_prefix=list(CLONE_REF_PREFIXES) if callable(wants) else [b"HEAD"])
     finally:
         log.setLevel(level)
     return listed, dict(result.symrefs or {})
+
+
+def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None, pack_data, progress) -> bool:
+    """A protocol v2 ``fetch`` of object ids without listing refs first, as
+    git's lazy fetch goes (one round trip where dulwich's ``fetch_pack``
+    makes two), over a connection dulwich opens (``git://``, ``ssh://``,
+    or a local ``git-upload-pack``): ``command=fetch``, ``ofs-delta``,
+    ``filter``, the ``want`` lines and ``done``, then dulwich reads the
+    packfile section. False (nothing sent) when the client is another kind
+    (HTTP) or the server does not speak v2; the caller then uses
+    ``fetch_pack``."""
+    from dulwich import client as dc
+    from dulwich.protocol import pkt_line
+
+    if not isinstance(client, dc.TraditionalGitClient) or not wants:
+        return False
+    proto, can_read, stderr = client._connect(b"upload-pack", path, 2)
+    with proto:
+        try:
+            version = dc.negotiate_protocol_version(proto)
+        except dc.HangupException as e:
+            raise dc._remote_error_from_stderr(stderr) from e
+        if version != 2:
+            raise _Failed("the server does not speak protocol v2")
+        caps = dc.read_server_capabilities(proto.read_pkt_seq())
+        client.protocol_version = 2
+        negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
+        for pkt in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)):
+            proto.write_pkt_line(pkt)
+        proto.write(b"0001")
+        proto.write(pkt_line(b"ofs-delta\n"))
+        if progress is None:
+            proto.write(pkt_line(b"no-progress\n"))
+        if filter_spec and dc.find_capability(list(negotiated), dc.CAPABILITY_FETCH, dc.CAPABILITY_FILTER):
+            proto.write(pkt_line(b"filter %s\n" % filter_spec))
+        walker = _NoHaves()
+        dc._handle_upload_pack_head(proto, list(negotiated), walker, wants, can_read, depth=None,
+                                    protocol_version=2)
+        proto.shutdown_write()
+        dc._handle_upload_pack_tail(proto, negotiated, walker, pack_data, progress, protocol_version=2)
+    return True
 
 
 def write_promisor_pack(pack, refs: dict[bytes, bytes] | None) -> str:
