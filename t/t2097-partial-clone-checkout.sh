@@ -133,7 +133,7 @@ test_expect_success 'git daemon: back, the re-run completes with one fetch; same
 	start_git_daemon $GIT_DAEMON_PORT &&
 	: >daemon.log &&
 	git -C gd.ours parallel-checkout -q other &&
-	grep -c "Connection from" daemon.log >connections &&
+	grep -c "Request upload-pack" daemon.log >connections &&
 	echo 1 >one &&
 	test_cmp one connections &&
 	git -C gd.git checkout -q other &&

@@ -104,10 +104,10 @@ test_expect_success 'git daemon: like git; a fetch for the clone, one for the ch
 	start_git_daemon &&
 	: >daemon.log &&
 	git parallel-clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gd.ours &&
-	grep -c "Connection from" daemon.log >connections.ours &&
+	grep -c "Request upload-pack" daemon.log >connections.ours &&
 	: >daemon.log &&
 	git clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gd.git &&
-	grep -c "Connection from" daemon.log >connections.git &&
+	grep -c "Request upload-pack" daemon.log >connections.git &&
 	test_cmp connections.git connections.ours &&
 	same_clone gd.ours gd.git
 '
