@@ -23,10 +23,12 @@ Where git differs, and why we do not:
 The fetch goes through dulwich's client (``git://``, ``ssh://``,
 ``http(s)://``), protocol v2 with a ``filter`` line and ``want`` lines of
 object ids that no ref names (v2's upload-pack serves any object it has; a
-v0 server needs ``uploadpack.allowAnySHA1InWant``). dulwich always lists
-refs first (one ``ls-refs`` for ``HEAD`` only), which git skips when it
-fetches bare object ids: one round trip more than git. dulwich's local
-client ignores filters, so a ``file://`` remote (or a path) is read here
+v0 server needs ``uploadpack.allowAnySHA1InWant``). dulwich's
+``fetch_pack`` lists refs first, which git skips when it fetches bare
+object ids, so a lazy fetch sends its v2 ``fetch`` command itself over
+dulwich's connection (:func:`_fetch_v2_by_id`): the same round trips as
+git's. A fetched pack is indexed as ``index-pack`` does it
+(:func:`_new_pack`). dulwich's local client ignores filters, so a ``file://`` remote (or a path) is read here
 directly through dulwich's object store, with the same object selection as
 upload-pack (:func:`select_objects`).
 """
@@ -582,12 +584,13 @@ def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None,
     makes two), over a connection dulwich opens (``git://``, ``ssh://``,
     or a local ``git-upload-pack``): ``command=fetch``, ``ofs-delta``,
     ``filter``, the ``want`` lines and ``done``, then dulwich reads the
-    packfile section. False (nothing sent) when the client is another kind
-    (HTTP) or the server does not speak v2; the caller then uses
-    ``fetch_pack``."""
+    packfile section; over smart HTTP see :func:`_fetch_v2_by_id_http`.
+    False when the client is another kind or an HTTP server does not
+    answer in v2; the caller then uses ``fetch_pack``."""
     from dulwich import client as dc
-    from dulwich.protocol import pkt_line
 
+    if isinstance(client, dc.AbstractHttpGitClient) and wants:
+        return _fetch_v2_by_id_http(client, path, wants, filter_spec, pack_data, progress)
     if not isinstance(client, dc.TraditionalGitClient) or not wants:
         return False
     proto, can_read, stderr = client._connect(b"upload-pack", path, 2)
@@ -604,16 +607,67 @@ def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None,
         for pkt in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)):
             proto.write_pkt_line(pkt)
         proto.write(b"0001")
-        proto.write(pkt_line(b"ofs-delta\n"))
-        if progress is None:
-            proto.write(pkt_line(b"no-progress\n"))
-        if filter_spec and dc.find_capability(list(negotiated), dc.CAPABILITY_FETCH, dc.CAPABILITY_FILTER):
-            proto.write(pkt_line(b"filter %s\n" % filter_spec))
+        proto.write(_fetch_request_args(dc, negotiated, filter_spec, progress))
         walker = _NoHaves()
         dc._handle_upload_pack_head(proto, list(negotiated), walker, wants, can_read, depth=None,
                                     protocol_version=2)
         proto.shutdown_write()
         dc._handle_upload_pack_tail(proto, negotiated, walker, pack_data, progress, protocol_version=2)
+    return True
+
+
+def _fetch_request_args(dc, negotiated, filter_spec, progress) -> bytes:
+    """The arguments of a v2 ``fetch`` before the wants (fetch-pack.c's order)."""
+    from dulwich.protocol import pkt_line
+
+    out = pkt_line(b"ofs-delta\n")
+    if progress is None:
+        out += pkt_line(b"no-progress\n")
+    if filter_spec and dc.find_capability(list(negotiated), dc.CAPABILITY_FETCH, dc.CAPABILITY_FILTER):
+        out += pkt_line(b"filter %s\n" % filter_spec)
+    return out
+
+
+def _fetch_v2_by_id_http(client, path, wants: list[bytes], filter_spec, pack_data, progress) -> bool:
+    """:func:`_fetch_v2_by_id` over smart HTTP: the capability advertisement
+    (``GET info/refs``) and one ``POST`` of the fetch command, as git's
+    lazy fetch makes (dulwich's ``fetch_pack`` adds a ``POST`` of
+    ``ls-refs``). False, after the ``GET`` only, when the server does not
+    answer in v2."""
+    from io import BytesIO
+    from urllib.parse import urljoin
+
+    from dulwich import client as dc
+    from dulwich.protocol import Protocol
+
+    url = client._get_url(path)
+    resp, read = client._http_request(urljoin(url, "info/refs?service=git-upload-pack"),
+                                      {"Accept": "*/*", "Git-Protocol": "version=2"})
+    try:
+        if resp.content_type is None or not resp.content_type.startswith("application/x-git-"):
+            return False  # a dumb server: dulwich's own path
+        proto = Protocol(read, lambda data: None)
+        if dc.negotiate_protocol_version(proto) != 2:
+            return False
+        caps = dc.read_server_capabilities(proto.read_pkt_seq())
+    finally:
+        resp.close()
+    client.protocol_version = 2
+    negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
+    body = b"".join(dc.pkt_line(p) for p in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)))
+    body += b"0001" + _fetch_request_args(dc, negotiated, filter_spec, progress)
+    req = BytesIO()
+    walker = _NoHaves()
+    dc._handle_upload_pack_head(Protocol(None, req.write), list(negotiated), walker, wants, can_read=None,
+                                depth=None, protocol_version=2)
+    resp, read = client._smart_request("git-upload-pack", url, body + req.getvalue())
+    try:
+        resp_proto = Protocol(read, None)
+        dc._read_shallow_updates_v2(resp_proto)
+        dc._handle_upload_pack_tail(resp_proto, negotiated, walker, pack_data, progress, protocol_version=2,
+                                    http_request=client._http_request)
+    finally:
+        resp.close()
     return True
 
 

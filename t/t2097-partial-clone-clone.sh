@@ -129,10 +129,15 @@ test_expect_success 'git daemon gone: the clone fails with one line and leaves n
 	test_path_is_missing gone.ours
 '
 
-test_expect_success 'http (git http-backend): like git clone --filter=blob:none' '
+test_expect_success 'http (git http-backend): like git clone --filter=blob:none, the same requests' '
 	start_http_backend &&
+	: >httpd.log &&
 	git parallel-clone -q --filter=blob:none "$HTTPD_URL/src" hb.ours &&
+	cp httpd.log requests.ours &&
+	: >httpd.log &&
 	git clone -q --filter=blob:none "$HTTPD_URL/src" hb.git &&
+	cp httpd.log requests.git &&
+	test_cmp requests.git requests.ours &&
 	same_clone hb.ours hb.git &&
 	stop_http_backend
 '
