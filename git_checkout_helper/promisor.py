@@ -28,9 +28,10 @@ v0 server needs ``uploadpack.allowAnySHA1InWant``). dulwich's
 object ids, so a lazy fetch sends its v2 ``fetch`` command itself over
 dulwich's connection (:func:`_fetch_v2_by_id`): the same round trips as
 git's. A fetched pack is indexed as ``index-pack`` does it
-(:func:`_new_pack`). dulwich's local client ignores filters, so a ``file://`` remote (or a path) is read here
-directly through dulwich's object store, with the same object selection as
-upload-pack (:func:`select_objects`).
+(:func:`_new_pack`). dulwich's local client ignores filters, so a
+``file://`` remote (or a path) is read here directly through dulwich's
+object store, with the same object selection as upload-pack
+(:func:`select_objects`).
 """
 
 from __future__ import annotations
@@ -46,12 +47,21 @@ from .checkout import CheckoutError
 __all__ = [
     "PromisorError",
     "PromisorRemote",
+    "clone_partial",
+    "expand_filter",
     "fetch_objects",
     "has_promisor_remote",
+    "is_partial",
     "missing_objects",
     "parse_filter",
     "prefetch",
+    "prefetch_attributes",
+    "prefetch_blobs",
+    "prefetch_entries",
+    "prefetch_trees",
     "promisor_remotes",
+    "register_partial_clone",
+    "select_objects",
     "write_promisor_pack",
 ]
 
@@ -402,6 +412,9 @@ def fetch_objects(
     try:
         pack = commit()
     except Exception as e:  # a pack that does not index (truncated, corrupt)
+        abort()
+        if isinstance(e, _Failed):
+            raise
         raise _Failed(f"the pack received is not valid: {_reason(e)}") from e
     if err is not None and received.bytes:
         n = len(pack) if pack is not None else 0

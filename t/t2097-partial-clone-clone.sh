@@ -112,6 +112,20 @@ test_expect_success 'git daemon: like git; a fetch for the clone, one for the ch
 	same_clone gd.ours gd.git
 '
 
+test_expect_success 'git daemon, tree:0: the trees, then the blobs; like git' '
+	: >daemon.log &&
+	git parallel-clone -q --filter=tree:0 "$GIT_DAEMON_URL/src" gt.ours &&
+	grep -c "Request upload-pack" daemon.log >connections.ours &&
+	: >daemon.log &&
+	git clone -q --filter=tree:0 "$GIT_DAEMON_URL/src" gt.git &&
+	grep -c "Request upload-pack" daemon.log >connections.git &&
+	test_cmp connections.git connections.ours &&
+	same_clone gt.ours gt.git &&
+	git -C gt.ours parallel-checkout -q other &&
+	git -C gt.git checkout -q other &&
+	same_clone gt.ours gt.git
+'
+
 test_expect_success 'git daemon: --progress shows the fetch as git does' '
 	git parallel-clone --progress --filter=blob:none "$GIT_DAEMON_URL/src" gp.ours 2>err &&
 	tr "\r" "\n" <err >progress &&
