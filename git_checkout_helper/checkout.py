@@ -205,10 +205,12 @@ class Checkout:
             except OSError:
                 return None
 
-        from .promisor import prefetch_blobs  # a partial clone's missing .gitattributes
+        from .promisor import prefetch_attributes  # a partial clone's missing .gitattributes
 
-        prefetch_blobs(self.repo, [(p, mo[1]) for p, mo in (*files.items(), *((n, (e.mode, e.oid)) for n, e in
-                                   index.items())) if p.endswith(b".gitattributes")])
+        o = self.opts
+        prefetch_attributes(self.repo, files, index,
+                            self.err if (o.progress if o.progress is not None else not o.quiet and self.err.isatty())
+                            else None)
         info = _read_file(os.path.join(self.repo.dirs.commondir, "info", "attributes"))
         global_file = None
         try:

@@ -23,12 +23,15 @@ Where git differs, and why we do not:
 The fetch goes through dulwich's client (``git://``, ``ssh://``,
 ``http(s)://``), protocol v2 with a ``filter`` line and ``want`` lines of
 object ids that no ref names (v2's upload-pack serves any object it has; a
-v0 server needs ``uploadpack.allowAnySHA1InWant``). dulwich always lists
-refs first (one ``ls-refs`` for ``HEAD`` only), which git skips when it
-fetches bare object ids: one round trip more than git. dulwich's local
-client ignores filters, so a ``file://`` remote (or a path) is read here
-directly through dulwich's object store, with the same object selection as
-upload-pack (:func:`select_objects`).
+v0 server needs ``uploadpack.allowAnySHA1InWant``). dulwich's
+``fetch_pack`` lists refs first, which git skips when it fetches bare
+object ids, so a lazy fetch sends its v2 ``fetch`` command itself over
+dulwich's connection (:func:`_fetch_v2_by_id`): the same round trips as
+git's. A fetched pack is indexed as ``index-pack`` does it
+(:func:`_new_pack`). dulwich's local client ignores filters, so a
+``file://`` remote (or a path) is read here directly through dulwich's
+object store, with the same object selection as upload-pack
+(:func:`select_objects`).
 """
 
 from __future__ import annotations
@@ -44,12 +47,21 @@ from .checkout import CheckoutError
 __all__ = [
     "PromisorError",
     "PromisorRemote",
+    "clone_partial",
+    "expand_filter",
     "fetch_objects",
     "has_promisor_remote",
+    "is_partial",
     "missing_objects",
     "parse_filter",
     "prefetch",
+    "prefetch_attributes",
+    "prefetch_blobs",
+    "prefetch_entries",
+    "prefetch_trees",
     "promisor_remotes",
+    "register_partial_clone",
+    "select_objects",
     "write_promisor_pack",
 ]
 
@@ -58,6 +70,8 @@ S_IFGITLINK = 0o160000
 S_IFDIR = 0o040000
 #: The filter of every lazy fetch (promisor-remote.c: fetch_objects).
 PREFETCH_FILTER = b"blob:none"
+#: What a clone lists and fetches (``ref-prefix`` lines, as git's clone sends).
+CLONE_REF_PREFIXES = (b"HEAD", b"refs/heads/", b"refs/tags/")
 
 
 class PromisorError(CheckoutError):
@@ -154,6 +168,21 @@ def promisor_remotes(config) -> list[PromisorRemote]:
 
 def has_promisor_remote(config) -> bool:
     return bool(promisor_remotes(config))
+
+
+def is_partial(config, objects_dir: str) -> bool:
+    """Whether objects may be missing by design: a promisor remote is
+    configured, or a pack is a promisor pack (a partial clone whose remote
+    settings were lost). Only then is every object a checkout reads looked
+    up before it starts; in a full repository a missing object is
+    corruption, reported file by file as before, and the look-ups (about
+    20 µs each) are not paid."""
+    if has_promisor_remote(config):
+        return True
+    try:
+        return any(n.endswith(".promisor") for n in os.listdir(os.path.join(objects_dir, "pack")))
+    except OSError:
+        return False
 
 
 def missing_objects(store, oids: Iterable[bytes]) -> list[bytes]:
@@ -364,7 +393,7 @@ def fetch_objects(
     Raises :class:`_Failed` (its reason) on any failure; nothing is left
     in the object store then.
     """
-    f, commit, abort = store.add_pack()
+    f, commit, abort = _new_pack(store)
     received = _Received(f, None)
     if err is not None:
         received.show = lambda n: err.write(f"Receiving objects: {_human(n)}\r")
@@ -383,6 +412,9 @@ def fetch_objects(
     try:
         pack = commit()
     except Exception as e:  # a pack that does not index (truncated, corrupt)
+        abort()
+        if isinstance(e, _Failed):
+            raise
         raise _Failed(f"the pack received is not valid: {_reason(e)}") from e
     if err is not None and received.bytes:
         n = len(pack) if pack is not None else 0
@@ -394,6 +426,76 @@ def fetch_objects(
             refs = {w: w for w in sorted(wants)}
         write_promisor_pack(pack, refs)
     return pack, listed
+
+
+def _new_pack(store):
+    """dulwich's ``add_pack`` (a temporary file in ``objects/pack``; commit
+    indexes it and moves it in; abort removes it), landed as ``index-pack``
+    does: every object inflated and hashed once for the index, the pack's
+    checksum verified. dulwich's own commit then inflates and parses every
+    object a second time, which doubles the cost of a large clone; a thin
+    pack (which we never ask for) still goes through dulwich's path, which
+    completes it."""
+    import tempfile
+
+    from dulwich.object_store import PACK_MODE
+    from dulwich.pack import PackData, PackIndexer
+
+    fd, path = tempfile.mkstemp(dir=store.pack_dir, prefix="tmp_pack_", suffix=".pack")
+    f = os.fdopen(fd, "w+b")
+    os.chmod(path, PACK_MODE)
+
+    def commit():
+        if f.tell() == 0:
+            abort()
+            return None
+        f.flush()
+        f.seek(0)
+        with PackData(path, file=f, object_format=store.object_format) as pd:
+            indexer = PackIndexer.for_pack_data(pd, resolve_ext_ref=store.get_raw)
+            entries, ext_refs = store._index_pack(indexer, len(pd))
+        if ext_refs:
+            return store._complete_pack(f, path, entries, ext_refs)
+        return _move_in(store, f, path, entries)
+
+    def abort():
+        f.close()
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+
+    return f, commit, abort
+
+
+def _move_in(store, f, path: str, entries: list):
+    """The end of ``_complete_pack`` without its second pass: checksum
+    checked, pack renamed to ``pack-<hash>.pack``, index written, pack
+    added to the store's list."""
+    from dulwich.file import GitFile
+    from dulwich.object_store import PACK_MODE
+    from dulwich.pack import Pack, compute_file_sha, write_pack_index
+
+    fmt = store.object_format
+    f.seek(-fmt.oid_length, os.SEEK_END)
+    trailer = f.read(fmt.oid_length)
+    if compute_file_sha(f, hash_func=fmt.hash_func, end_ofs=-fmt.oid_length).digest() != trailer:
+        f.close()
+        os.remove(path)
+        raise _Failed("the pack received is corrupt (bad checksum)")
+    f.close()
+    entries.sort()
+    base = store._get_pack_basepath(entries)
+    for pack in store.packs:
+        if pack.name() == os.path.basename(base)[len("pack-"):].encode("ascii"):
+            os.remove(path)  # the same objects are packed already
+            return pack
+    os.rename(path, base + ".pack")
+    with GitFile(base + ".idx", "wb", mask=PACK_MODE) as idx:
+        write_pack_index(idx, entries, trailer, version=store.pack_index_version)
+    pack = Pack(base, object_format=fmt)
+    store._add_cached_pack(os.path.basename(base), pack)
+    return pack
 
 
 def _unpack_limit(config) -> int:
@@ -478,12 +580,108 @@ def _fetch_remote(url: str, wants: list[bytes], filter_spec: bytes | None, confi
     level = log.level
     log.setLevel(logging.ERROR)
     try:
+        if not callable(wants) and _fetch_v2_by_id(client, path, list(wants), filter_spec, out.write,
+                                                   progress if err is not None else None):
+            return listed, {}
         result = client.fetch_pack(path, determine_wants, _NoHaves(), out.write,
                                    progress=progress if err is not None else None, filter_spec=filter_spec,
-                                   ref_prefix=None if callable(wants) else [b"HEAD"])
+                                   ref_prefix=list(CLONE_REF_PREFIXES) if callable(wants) else [b"HEAD"])
     finally:
         log.setLevel(level)
     return listed, dict(result.symrefs or {})
+
+
+def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None, pack_data, progress) -> bool:
+    """A protocol v2 ``fetch`` of object ids without listing refs first, as
+    git's lazy fetch goes (one round trip where dulwich's ``fetch_pack``
+    makes two), over a connection dulwich opens (``git://``, ``ssh://``,
+    or a local ``git-upload-pack``): ``command=fetch``, ``ofs-delta``,
+    ``filter``, the ``want`` lines and ``done``, then dulwich reads the
+    packfile section; over smart HTTP see :func:`_fetch_v2_by_id_http`.
+    False when the client is another kind or an HTTP server does not
+    answer in v2; the caller then uses ``fetch_pack``."""
+    from dulwich import client as dc
+
+    if isinstance(client, dc.AbstractHttpGitClient) and wants:
+        return _fetch_v2_by_id_http(client, path, wants, filter_spec, pack_data, progress)
+    if not isinstance(client, dc.TraditionalGitClient) or not wants:
+        return False
+    proto, can_read, stderr = client._connect(b"upload-pack", path, 2)
+    with proto:
+        try:
+            version = dc.negotiate_protocol_version(proto)
+        except dc.HangupException as e:
+            raise dc._remote_error_from_stderr(stderr) from e
+        if version != 2:
+            raise _Failed("the server does not speak protocol v2")
+        caps = dc.read_server_capabilities(proto.read_pkt_seq())
+        client.protocol_version = 2
+        negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
+        for pkt in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)):
+            proto.write_pkt_line(pkt)
+        proto.write(b"0001")
+        proto.write(_fetch_request_args(dc, negotiated, filter_spec, progress))
+        walker = _NoHaves()
+        dc._handle_upload_pack_head(proto, list(negotiated), walker, wants, can_read, depth=None,
+                                    protocol_version=2)
+        proto.shutdown_write()
+        dc._handle_upload_pack_tail(proto, negotiated, walker, pack_data, progress, protocol_version=2)
+    return True
+
+
+def _fetch_request_args(dc, negotiated, filter_spec, progress) -> bytes:
+    """The arguments of a v2 ``fetch`` before the wants (fetch-pack.c's order)."""
+    from dulwich.protocol import pkt_line
+
+    out = pkt_line(b"ofs-delta\n")
+    if progress is None:
+        out += pkt_line(b"no-progress\n")
+    if filter_spec and dc.find_capability(list(negotiated), dc.CAPABILITY_FETCH, dc.CAPABILITY_FILTER):
+        out += pkt_line(b"filter %s\n" % filter_spec)
+    return out
+
+
+def _fetch_v2_by_id_http(client, path, wants: list[bytes], filter_spec, pack_data, progress) -> bool:
+    """:func:`_fetch_v2_by_id` over smart HTTP: the capability advertisement
+    (``GET info/refs``) and one ``POST`` of the fetch command, as git's
+    lazy fetch makes (dulwich's ``fetch_pack`` adds a ``POST`` of
+    ``ls-refs``). False, after the ``GET`` only, when the server does not
+    answer in v2."""
+    from io import BytesIO
+    from urllib.parse import urljoin
+
+    from dulwich import client as dc
+    from dulwich.protocol import Protocol
+
+    url = client._get_url(path)
+    resp, read = client._http_request(urljoin(url, "info/refs?service=git-upload-pack"),
+                                      {"Accept": "*/*", "Git-Protocol": "version=2"})
+    try:
+        if resp.content_type is None or not resp.content_type.startswith("application/x-git-"):
+            return False  # a dumb server: dulwich's own path
+        proto = Protocol(read, lambda data: None)
+        if dc.negotiate_protocol_version(proto) != 2:
+            return False
+        caps = dc.read_server_capabilities(proto.read_pkt_seq())
+    finally:
+        resp.close()
+    client.protocol_version = 2
+    negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
+    body = b"".join(dc.pkt_line(p) for p in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)))
+    body += b"0001" + _fetch_request_args(dc, negotiated, filter_spec, progress)
+    req = BytesIO()
+    walker = _NoHaves()
+    dc._handle_upload_pack_head(Protocol(None, req.write), list(negotiated), walker, wants, can_read=None,
+                                depth=None, protocol_version=2)
+    resp, read = client._smart_request("git-upload-pack", url, body + req.getvalue())
+    try:
+        resp_proto = Protocol(read, None)
+        dc._read_shallow_updates_v2(resp_proto)
+        dc._handle_upload_pack_tail(resp_proto, negotiated, walker, pack_data, progress, protocol_version=2,
+                                    http_request=client._http_request)
+    finally:
+        resp.close()
+    return True
 
 
 def write_promisor_pack(pack, refs: dict[bytes, bytes] | None) -> str:
@@ -594,8 +792,13 @@ def prefetch_entries(repo, entries, err: TextIO | None = None) -> int:
 
 
 def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None) -> int:
-    """:func:`prefetch` for a :class:`repository.Repository`, whose pack
-    list is then read again."""
+    """:func:`prefetch` for a :class:`repository.Repository` that
+    :func:`is_partial` (decided once), whose pack list is then read again."""
+    partial = getattr(repo, "_partial_clone", None)
+    if partial is None:
+        partial = repo._partial_clone = is_partial(repo.config, repo.dirs.objects)
+    if not partial or not wanted:
+        return 0
     n = prefetch(repo.config, repo.store, wanted, err=err)
     if n:
         repo.odb.rescan_packs()
@@ -659,7 +862,8 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
         def wants(remote_refs: dict) -> list[bytes]:
             if any(v is not None and len(v) == 64 for v in remote_refs.values()):
                 raise _Failed("the remote uses SHA-256, which a partial clone of ours does not support")
-            refs.update({k: v for k, v in remote_refs.items() if v is not None and not k.endswith(b"^{}")})
+            refs.update({k: v for k, v in remote_refs.items() if v is not None and not k.endswith(b"^{}")
+                         and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))})
             if b"HEAD" in refs:
                 promised[b"HEAD"] = refs[b"HEAD"]
             promised.update(sorted((k, v) for k, v in refs.items() if k != b"HEAD"))
@@ -670,7 +874,8 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
                                                      config=config, err=err, refs=promised)
         except _Failed as e:
             raise PromisorError(f"could not fetch from '{url}': {e}") from None
-        refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")}
+        refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")
+                        and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))}
         head_ref = symrefs.get(b"HEAD")
         packed: dict[bytes, bytes] = {}
         for name, sha in refs.items():
@@ -735,3 +940,21 @@ def register_partial_clone(gitdir: str, remote: str, filter_spec: str) -> None:
     cfg.set((b"remote", remote.encode()), b"promisor", b"true")
     cfg.set((b"remote", remote.encode()), b"partialclonefilter", expand_filter(filter_spec).encode())
     _format_version_first(cfg).write_to_path(cfg_path)
+
+
+def prefetch_attributes(repo, files: dict, index: dict, err: TextIO | None = None) -> int:
+    """Before the attributes are read (ahead of planning): the missing
+    ``.gitattributes`` blobs of ``files`` (the target tree, path -> (mode,
+    oid)) and of ``index``. A first checkout (no index: a clone) fetches
+    every blob of the target in that same batch, which is what it will
+    write anyway, so that a clone makes one fetch for its checkout as
+    git's does; otherwise only ``.gitattributes`` (git reads those lazily,
+    one fetch each)."""
+    if files and not index:
+        wanted = [(p, mo[1]) for p, mo in files.items() if mo[0] != S_IFGITLINK]
+    else:
+        wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
+        wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
+        if not wanted:
+            return 0
+    return prefetch_blobs(repo, wanted, err)

@@ -133,7 +133,7 @@ test_expect_success 'git daemon: back, the re-run completes with one fetch; same
 	start_git_daemon $GIT_DAEMON_PORT &&
 	: >daemon.log &&
 	git -C gd.ours parallel-checkout -q other &&
-	grep -c "Connection from" daemon.log >connections &&
+	grep -c "Request upload-pack" daemon.log >connections &&
 	echo 1 >one &&
 	test_cmp one connections &&
 	git -C gd.git checkout -q other &&
@@ -171,8 +171,13 @@ test_expect_success 'http (git http-backend): the server gone: one line, nothing
 
 test_expect_success 'http (git http-backend): back, switch like git' '
 	start_http_backend $HTTPD_PORT &&
+	: >httpd.log &&
 	git -C hb.ours parallel-checkout -q other &&
+	cp httpd.log requests.ours &&
+	: >httpd.log &&
 	git -C hb.git checkout -q other &&
+	cp httpd.log requests.git &&
+	test_cmp requests.git requests.ours &&
 	same_result hb &&
 	git -C hb.ours parallel-checkout -q v0 &&
 	git -C hb.git checkout -q v0 &&

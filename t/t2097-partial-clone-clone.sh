@@ -12,7 +12,10 @@ test_expect_success 'setup' '
 	(
 		cd src &&
 		"$PYTHON" -c "import sys; sys.stdout.write(\"x\" * 5000)" >big &&
-		git add big && git commit -qm big &&
+		echo "*.txt text" >.gitattributes &&
+		mkdir -p sub && echo "*.c ident" >sub/.gitattributes &&
+		printf "int x; /* \$Id\$ */\n" >sub/x.c &&
+		git add big .gitattributes sub && git commit -qm big &&
 		git tag -a -m annotated v2 &&
 		git config uploadpack.allowFilter true &&
 		git config uploadpack.allowAnySHA1InWant true
@@ -101,12 +104,26 @@ test_expect_success 'git daemon: like git; a fetch for the clone, one for the ch
 	start_git_daemon &&
 	: >daemon.log &&
 	git parallel-clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gd.ours &&
-	grep -c "Connection from" daemon.log >connections.ours &&
+	grep -c "Request upload-pack" daemon.log >connections.ours &&
 	: >daemon.log &&
 	git clone -q --filter=blob:none "$GIT_DAEMON_URL/src" gd.git &&
-	grep -c "Connection from" daemon.log >connections.git &&
+	grep -c "Request upload-pack" daemon.log >connections.git &&
 	test_cmp connections.git connections.ours &&
 	same_clone gd.ours gd.git
+'
+
+test_expect_success 'git daemon, tree:0: the trees, then the blobs; like git' '
+	: >daemon.log &&
+	git parallel-clone -q --filter=tree:0 "$GIT_DAEMON_URL/src" gt.ours &&
+	grep -c "Request upload-pack" daemon.log >connections.ours &&
+	: >daemon.log &&
+	git clone -q --filter=tree:0 "$GIT_DAEMON_URL/src" gt.git &&
+	grep -c "Request upload-pack" daemon.log >connections.git &&
+	test_cmp connections.git connections.ours &&
+	same_clone gt.ours gt.git &&
+	git -C gt.ours parallel-checkout -q other &&
+	git -C gt.git checkout -q other &&
+	same_clone gt.ours gt.git
 '
 
 test_expect_success 'git daemon: --progress shows the fetch as git does' '
@@ -126,10 +143,15 @@ test_expect_success 'git daemon gone: the clone fails with one line and leaves n
 	test_path_is_missing gone.ours
 '
 
-test_expect_success 'http (git http-backend): like git clone --filter=blob:none' '
+test_expect_success 'http (git http-backend): like git clone --filter=blob:none, the same requests' '
 	start_http_backend &&
+	: >httpd.log &&
 	git parallel-clone -q --filter=blob:none "$HTTPD_URL/src" hb.ours &&
+	cp httpd.log requests.ours &&
+	: >httpd.log &&
 	git clone -q --filter=blob:none "$HTTPD_URL/src" hb.git &&
+	cp httpd.log requests.git &&
+	test_cmp requests.git requests.ours &&
 	same_clone hb.ours hb.git &&
 	stop_http_backend
 '

@@ -231,3 +231,23 @@ def test_api_without_promisor_remote_touches_nothing(source, git_env, tmp_path, 
     after = (_state(ours), (ours / ".git" / "index").read_bytes(), (ours / ".git" / "HEAD").read_bytes())
     assert before == after
     assert not (ours / ".git" / "index.lock").exists()
+
+
+def test_a_corrupt_pack_is_refused_and_removed(source, git_env, tmp_path):
+    dst = _clone(source, git_env, tmp_path, "bn", "--filter=blob:none", "--no-checkout")
+    packs = sorted(os.listdir(dst / ".git" / "objects" / "pack"))
+    with DRepo(str(dst)) as d:
+        f, commit, abort = promisor._new_pack(d.object_store)
+        with DRepo(str(source.path)) as s:
+            from dulwich.pack import write_pack_from_container
+
+            blob = s.object_store[s.object_store[s.refs[b"refs/heads/main"]].tree][b"big"][1]
+            buf = []
+            write_pack_from_container(buf.append, s.object_store, [(blob, None)], s.object_store.object_format)
+        data = bytearray(b"".join(bytes(b) for b in buf))
+        data[-1] ^= 1  # the trailer no longer matches
+        f.write(bytes(data))
+        with pytest.raises(promisor._Failed, match="bad checksum"):
+            commit()
+        abort()
+    assert sorted(os.listdir(dst / ".git" / "objects" / "pack")) == packs
