@@ -736,8 +736,14 @@ def run_checkout(
     *,
     clone: str | None = None,
     out: TextIO = sys.stdout,
+    target=None,
+    branch_opts=None,
 ) -> CheckoutReport:
     """Switch the work tree, index and HEAD to ``rev`` (HEAD when None).
+
+    ``target`` and ``branch_opts`` (:mod:`revision`: a parsed command line
+    and ``-b``/``-B``/``--orphan``/``--detach``/``-t``) replace ``rev``; the
+    refs are then updated by ``revision.update_refs_for_switch``.
 
     ``clone`` is the source of a clone being checked out for the first time
     (oneway merge, the collision report, and "clone: from <source>" in the
@@ -757,8 +763,15 @@ def run_checkout(
             raise CheckoutError("error: you need to resolve your current index first", 1)
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
-        commit, branch, remote_ref = repo.resolve(rev or "HEAD")
-        target = repo.tree_of(commit)
+        if target is not None:
+            commit, branch, remote_ref = target.commit or head_commit, target.path, None
+            if commit is None:
+                raise CheckoutError("fatal: You are on a branch yet to be born", 128)
+            switch, target = target, repo.tree_of(commit)
+        else:
+            switch = None
+            commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+            target = repo.tree_of(commit)
         # init_checkout_metadata: what a process filter is told of the checkout.
         co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
@@ -785,6 +798,12 @@ def run_checkout(
         raise
     if not opts.force and not opts.quiet and clone is None:
         out.writelines(_local_changes(co, target, entries, old.mtime_ns))
+    if switch is not None:
+        from .revision import update_refs_for_switch
+
+        update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
+                               getattr(branch_opts, "exists", False), out, err)
+        return co.report
     message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
     if remote_ref is not None:
         msg = repo.set_upstream(branch, remote_ref)
@@ -1129,7 +1148,10 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         entries = dict(idx.entries)
         todo: list[Entry] = []
         added: set[bytes] = set()
-        if treeish is not None:
+        if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
+            tree = repo.read_tree(treeish)
+            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+        elif treeish is not None:
             commit, _b, _r = repo.resolve(treeish)
             tree = repo.tree_of(commit)
             source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}

@@ -225,7 +225,21 @@ usage: git parallel-checkout [<options>] <branch|commit>
     --no-progress         never show progress
     --helper-cmd <cmd>    run <cmd> as the helper (e.g. 'git checkout--worker')
     -v, --verbose         print a JSON report of what was done
+    -b <branch>           create and checkout a new branch
+    -B <branch>           create/reset and checkout a branch
+    --orphan <new-branch>
+                          new unparented branch
+    --detach              detach HEAD at named commit
+    -t, --track[=(direct|inherit)]
+                          set branch tracking configuration
+    --no-track            do not set up tracking
+    --guess / --no-guess  second guess 'git checkout <no-such-branch>' (default)
 """
+
+#: The branch options of the checkout command (revision.BranchOptions).
+BRANCH_VALUES = {"-b": "b", "-B": "B", "--orphan": "orphan"}
+BRANCH_FLAGS = {"--detach": "detach", "-t": "track", "--track": "track", "--no-track": "no_track",
+                "--guess": "guess", "--no-guess": "no_guess"}
 
 CLONE_USAGE = """\
 usage: git parallel-clone [<options>] <repository> [<directory>]
@@ -266,11 +280,19 @@ def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extr
             if not eq:
                 val = next(it, None)
                 if val is None:
-                    sys.stderr.write(f"error: option `{key.lstrip('-')}' requires a value\n{usage}")
+                    sys.stderr.write(f"error: {'switch' if key[1] != '-' else 'option'} `{key.lstrip('-')}' "
+                                     "requires a value\n")
                     raise _Usage()
             opts[values[key]] = val
         elif arg.startswith("-j") and len(arg) > 2 and "jobs" in values.values():
             opts["jobs"] = arg[2:]
+        elif arg[:2] in ("-b", "-B") and len(arg) > 2 and arg[:2] in values:
+            opts[values[arg[:2]]] = arg[2:]  # -bname, as parse-options takes it
+        elif key == "--track" and eq and "--track" in flags:
+            if val not in ("direct", "inherit"):
+                sys.stderr.write('error: option `--track\' expects "direct" or "inherit"\n')
+                raise _Usage()
+            opts["track"] = val
         elif arg in flags:
             opts[flags[arg]] = True
         elif arg.startswith("-") and arg != "-":
@@ -366,15 +388,15 @@ def checkout_main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         opts, rest, pathspec = _parse_common(
-            argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all"},
-            {"--prefix": "prefix"},
+            argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all", **BRANCH_FLAGS},
+            {"--prefix": "prefix", **BRANCH_VALUES},
         )
     except _Usage:
         return 129
     env = dict(os.environ)
 
     def run():
-        from .checkout import run_checkout, run_checkout_all, run_checkout_paths
+        from .checkout import run_checkout_all
         from .repository import Repository
 
         repo = Repository.open(os.getcwd(), env, env.get("GIT_DIR"))
@@ -388,23 +410,8 @@ def checkout_main(argv: list[str] | None = None) -> int:
                     sys.stderr.write(f"fatal: --all takes no paths\n{CHECKOUT_USAGE}")
                     return 129
                 report = run_checkout_all(repo, o, opts.get("prefix"), trace=trace)
-            elif pathspec is not None:
-                if len(rest) > 1:
-                    sys.stderr.write(f"fatal: only one tree-ish before '--'\n{CHECKOUT_USAGE}")
-                    return 129
-                prefix = os.path.relpath(os.getcwd(), repo.worktree) if repo.worktree else "."
-                report = run_checkout_paths(repo, rest[0] if rest else None, pathspec, prefix, o, trace=trace)
-                _print_report(opts, report)
-                head = repo.head_commit()
-                return _post_checkout(repo, env, head, head, "paths")
             else:
-                if len(rest) != 1:
-                    sys.stderr.write(CHECKOUT_USAGE)
-                    return 129
-                old = repo.head_commit()
-                report = run_checkout(repo, rest[0], o, trace=trace)
-                _print_report(opts, report)
-                return _post_checkout(repo, env, old, repo.head_commit(), "switch")
+                return _checkout_args(repo, opts, rest, pathspec, o, env, trace)
             _print_report(opts, report)
         finally:
             trace.close()
@@ -412,6 +419,68 @@ def checkout_main(argv: list[str] | None = None) -> int:
         return 0
 
     return _run_coordinated(run)
+
+
+def _branch_options(opts):
+    from .revision import BranchOptions
+
+    track = opts.get("track")
+    return BranchOptions(
+        new_branch=opts.get("b") or opts.get("B") or opts.get("orphan"),
+        force=bool(opts.get("B")), orphan=bool(opts.get("orphan")), detach=bool(opts.get("detach")),
+        track="no" if opts.get("no_track") else ("direct" if track is True else track),
+        guess=False if opts.get("no_guess") else (True if opts.get("guess") else None),
+    )
+
+
+def _checkout_args(repo, opts, rest, pathspec, o, env, trace) -> int:
+    """``git checkout [<branch options>] [<rev>] [--] [<pathspec>...]``:
+    the arguments as builtin/checkout.c reads them (revision.py), then a
+    path restore or a switch, then post-checkout."""
+    from .checkout import run_checkout, run_checkout_paths
+    from .revision import (
+        RevisionError,
+        check_branch_options,
+        parse_checkout_args,
+        switch_unborn_to_new_branch,
+        validate_new_branch,
+    )
+
+    if sum(1 for k in ("b", "B", "orphan") if opts.get(k)) > 1:
+        return _die("options '-b', '-B', and '--orphan' cannot be used together")
+    bo = _branch_options(opts)
+    args = rest + (["--", *pathspec] if pathspec is not None else [])
+    try:
+        t = parse_checkout_args(repo, args, bo, os.getcwd(), o.quiet, sys.stderr)
+        check_branch_options(bo, t)
+        if bo.new_branch is not None and t.pathspec is None:
+            bo.exists = validate_new_branch(repo, bo.new_branch, bo.force or False)
+    except RevisionError as e:
+        code = getattr(e, "code", 1)
+        sys.stderr.write(f"{'fatal' if code == 128 else 'error'}: {e}\n")
+        return code
+    if t.pathspec is not None:
+        prefix = os.path.relpath(os.getcwd(), repo.worktree) if repo.worktree else "."
+        report = run_checkout_paths(repo, t.source, t.pathspec, prefix, o, trace=trace)
+        _print_report(opts, report)
+        if t.count_paths:
+            n = report.written
+            where = t.source.decode()[:7] if t.source else "the index"
+            sys.stderr.write(f"Updated {n} path{'s' if n != 1 else ''} from {where}\n")
+        head = repo.head_commit()
+        return _post_checkout(repo, env, head, head, "paths")
+    old = repo.head_commit()
+    if t.commit is None and old is None and bo.new_branch is not None and not bo.detach:
+        switch_unborn_to_new_branch(repo, bo, o.quiet, sys.stderr)
+        return 0
+    try:
+        report = run_checkout(repo, None, o, trace=trace, target=t, branch_opts=bo)
+    except RevisionError as e:  # create_branch's die(), after the work tree as in git
+        if getattr(e, "code", 1) != 128:
+            raise
+        return _die(str(e))
+    _print_report(opts, report)
+    return _post_checkout(repo, env, old, repo.head_commit(), "switch")
 
 
 def _git_prefix(repo) -> str:
