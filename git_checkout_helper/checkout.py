@@ -91,6 +91,11 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: I/O threads in each helper (``--threads K``, ``checkout.helperThreads``);
     #: None: the setting, or checkout.workers=auto's choice.
     helper_threads: int | None = None
+    #: Ticks before the progress meter starts (``GIT_PROGRESS_DELAY``, git's 2);
+    #: ``--progress`` does not change it, as in git.
+    progress_delay: int = 2
+    #: Terminal width for the meter (``$COLUMNS``); None: asked of the terminal.
+    columns: int | None = None
 
 
 class CheckoutReport(msgspec.Struct):
@@ -956,7 +961,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
     # otherwise -q hides it and a terminal shows it.
     show = opts.progress if opts.progress is not None else (not opts.quiet and err.isatty())
     if show and total:
-        co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
+        co.progress = Progress("Updating files", total, err, delay=opts.progress_delay, columns=opts.columns)
     try:
         # As many helpers as git would start: files with a filter driver
         # are not theirs (only looked up when some driver is configured),

@@ -318,6 +318,7 @@ def _options(opts, env):
 
     from .checkout import CheckoutOptions
     from .config import online_cpus
+    from .progress import default_delay
 
     return CheckoutOptions(
         workers=opts.get("jobs"),
@@ -328,6 +329,8 @@ def _options(opts, env):
         helper_cmd=shlex.split(opts["helper_cmd"]) if opts.get("helper_cmd") else None,
         test_workers=env.get("GIT_TEST_CHECKOUT_WORKERS"),
         online_cpus=online_cpus(),
+        progress_delay=default_delay(env.get("GIT_PROGRESS_DELAY")),
+        columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() and int(env["COLUMNS"]) > 0 else None,
     )
 
 
