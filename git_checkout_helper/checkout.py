@@ -840,7 +840,16 @@ def _oneline(repo: Repository, commit: bytes) -> str:
         subject = b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - the message is cosmetic
         subject = ""
-    return f"{commit[:7].decode()} {subject}"
+    from .revision import find_unique_abbrev
+
+    return f"{find_unique_abbrev(repo, commit)} {subject}"
+
+
+def _abbrev(repo: Repository, oid: bytes) -> str:
+    """``find_unique_abbrev`` with core.abbrev / the object count (revision.py)."""
+    from .revision import find_unique_abbrev
+
+    return find_unique_abbrev(repo, oid)
 
 
 def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: bytes) -> None:
@@ -869,7 +878,7 @@ def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: byt
               f"any of your branches:\n\n{listed}\n")
     if _advice_enabled(repo, b"detachedhead"):
         err.write(f"If you want to keep {'them' if n != 1 else 'it'} by creating a new branch, this may be a good time\n"
-                  f"to do so with:\n\n git branch <new-branch-name> {old[:7].decode()}\n\n")
+                  f"to do so with:\n\n git branch <new-branch-name> {_abbrev(repo, old)}\n\n")
 
 
 def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_ns: int) -> list[str]:

@@ -444,6 +444,7 @@ def _checkout_args(repo, opts, rest, pathspec, o, env, trace) -> int:
     from .revision import (
         RevisionError,
         check_branch_options,
+        find_unique_abbrev,
         parse_checkout_args,
         switch_unborn_to_new_branch,
         validate_new_branch,
@@ -468,7 +469,7 @@ def _checkout_args(repo, opts, rest, pathspec, o, env, trace) -> int:
         _print_report(opts, report)
         if t.count_paths:
             n = report.written
-            where = t.source.decode()[:7] if t.source else "the index"
+            where = find_unique_abbrev(repo, t.source) if t.source else "the index"
             sys.stderr.write(f"Updated {n} path{'s' if n != 1 else ''} from {where}\n")
         head = repo.head_commit()
         return _post_checkout(repo, env, head, head, "paths")

@@ -718,3 +718,73 @@ def update_refs_for_switch(repo: Repository, t: Target, bo: BranchOptions, quiet
         tracked = path if path is not None else old_branch
         if tracked is not None:
             out.write(repo.tracking_info(tracked) or "")
+
+
+# --- abbreviated ids -----------------------------------------------------------------
+
+MINIMUM_ABBREV = 4
+FALLBACK_DEFAULT_ABBREV = 7
+
+
+def default_abbrev(repo: Repository) -> int:
+    """``core.abbrev`` as git_default_core_config reads it: ``auto`` (unset)
+    is -1, a false value the full length, else a number in [4, hexsz]."""
+    from .config import ConfigError, git_config_int
+
+    hexsz = repo.odb.object_format.hex_length
+    try:
+        raw = repo.config.get((b"core",), b"abbrev")
+    except KeyError:
+        return -1
+    v = (raw or b"").strip().lower()
+    if v == b"auto":
+        return -1
+    if v in (b"false", b"no", b"off", b""):
+        return hexsz
+    n = git_config_int("core.abbrev", raw)
+    if n < MINIMUM_ABBREV or n > hexsz:
+        raise ConfigError(f"abbrev length out of range: {n}")
+    return n
+
+
+def approximate_object_count(repo: Repository) -> int:
+    """``repo_approximate_object_count``: the objects in packs (loose ones
+    are not counted, as in git)."""
+    count = 0
+    for pack in repo.store.packs:
+        try:
+            count += len(pack.index)
+        except Exception:  # noqa: BLE001 - an unreadable index counts nothing (open_pack_index fails)
+            pass
+    return count
+
+
+def find_unique_abbrev(repo: Repository, hexsha: bytes | str, length: int | None = None) -> str:
+    """``repo_find_unique_abbrev``: the shortest prefix of at least the
+    default length (auto: ceil(bits of the object count / 2), at least 7)
+    that names no other object."""
+    h = hexsha.decode() if isinstance(hexsha, bytes) else hexsha
+    hexsz = repo.odb.object_format.hex_length
+    cache = repo.__dict__.setdefault("_abbrev_len", {})
+    if length is None:
+        if "len" not in cache:
+            n = default_abbrev(repo)
+            if n < 0:
+                count = approximate_object_count(repo)
+                bits = count.bit_length()  # msb(count) + 1
+                n = max((bits + 1) // 2, FALLBACK_DEFAULT_ABBREV)
+            cache["len"] = n
+        length = cache["len"]
+    if length >= hexsz:
+        return h
+    while length < hexsz:
+        prefix = h[:length].encode()
+        others = 0
+        for other in repo._abbrev(prefix):
+            if other != h.encode():
+                others += 1
+                break
+        if not others:
+            return h[:length]
+        length += 1
+    return h

@@ -196,3 +196,26 @@ def test_unsupported_forms_fail_closed(twins):
         rc, _out, err = _run(env, ours, ["git", "parallel-checkout", rev])
         assert rc == 128 and err.startswith("fatal: ") and err.count("\n") == 1, rev
     assert _state(env, ours) == before
+
+
+def test_abbreviation_length_as_git(twins):
+    """core.abbrev (auto: from the packed object count, at least 7; a number;
+    false) in "HEAD is now at", "Previous HEAD position" and "Updated N paths"."""
+    env, ours, theirs = twins
+    stream = "".join(f"blob\ndata {len(str(i)) + 1}\n{i}\n\n" for i in range(17000))
+    for d in (ours, theirs):
+        subprocess.run(["git", "fast-import", "--quiet"], cwd=d, env=env, input=stream.encode(), check=True)
+    count = int(_git(env, ours, "count-objects", "-v").split("in-pack: ")[1].split()[0])
+    assert count >= 1 << 14  # 15 bits: git's auto length is 8
+    rc, _out, err = _same(env, ours, theirs, "HEAD~1")
+    assert rc == 0 and f"HEAD is now at {_git(env, ours, 'rev-parse', '--short', 'HEAD').strip()} one" in err
+    assert len(_git(env, ours, "rev-parse", "--short", "HEAD").strip()) == 8
+    for d in (ours, theirs):
+        (d / "a").write_text("mine\n")
+    rc, _out, err = _same(env, ours, theirs, "main a")
+    assert rc == 0 and err.startswith("Updated 1 path from ")
+    for value in ("12", "no", "auto", "4"):
+        for d in (ours, theirs):
+            _git(env, d, "config", "core.abbrev", value)
+        _same(env, ours, theirs, "main~1" if value != "no" else "main")
+        _same(env, ours, theirs, "v1a")
