@@ -71,7 +71,12 @@ def _helper_args(argv: list[str]) -> tuple[str | None, str, dict | None] | int:
             wire = arg[len("--wire=") :]
             if wire not in ("git", "rfc"):
                 return _die(f"--wire: unknown dialect '{wire}' (git or rfc)", 129)
+        elif arg == "--version":
+            sys.stdout.write(_version_line())
+            return 0
         elif arg in ("-h", "--help"):
+            if arg == "--help":
+                _open_manual(HELPER_USAGE)
             sys.stdout.write(HELPER_USAGE + "\n")
             return 129
         else:
@@ -258,6 +263,28 @@ class _Usage(Exception):
     pass
 
 
+class _Done(Exception):
+    """An option that did all there is to do (--version): exit 0."""
+
+
+def _version_line() -> str:
+    from . import __version__
+
+    return f"git-checkout-helper version {__version__}\n"
+
+
+def _open_manual(usage: str) -> None:
+    """``--help``: what git makes of ``git <command> --help``, i.e. ``git help
+    <command>`` (the man page installed from manpage.py). Returns if git
+    cannot be run (the caller prints the usage then)."""
+    name = usage.split("\n", 1)[0].split()[2]  # "usage: git <name> ..."
+    sys.stdout.flush()
+    try:
+        os.execvp("git", ["git", "help", name])
+    except OSError:
+        pass
+
+
 def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extra_values: dict[str, str]):
     """A small getopt for our two commands (git's parse-options conventions)."""
     opts: dict[str, object] = {}
@@ -272,9 +299,14 @@ def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extr
         if arg == "--":
             after_dd = list(it)
             break
+        if arg == "--help":
+            _open_manual(usage)  # returns only when there is no git to ask
         if arg in ("-h", "--help"):
             sys.stdout.write(usage)
             raise _Usage()
+        if arg == "--version":
+            sys.stdout.write(_version_line())
+            raise _Done()
         key, eq, val = arg.partition("=")
         if key in values:
             if not eq:
@@ -396,6 +428,8 @@ def checkout_main(argv: list[str] | None = None) -> int:
         )
     except _Usage:
         return 129
+    except _Done:
+        return 0
     env = dict(os.environ)
 
     def run():
@@ -521,6 +555,8 @@ def clone_main(argv: list[str] | None = None) -> int:
         opts, rest, after = _parse_common(argv, CLONE_USAGE, {}, {"-b": "branch", "--branch": "branch"})
     except _Usage:
         return 129
+    except _Done:
+        return 0
     rest += after or []
     if not 1 <= len(rest) <= 2:
         sys.stderr.write(CLONE_USAGE)
