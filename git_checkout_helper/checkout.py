@@ -1162,6 +1162,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         entries = dict(idx.entries)
         todo: list[Entry] = []
         added: set[bytes] = set()
+        replaced: list[bytes] = []
         if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
             tree = repo.read_tree(treeish)
             source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
@@ -1189,6 +1190,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 except (FileNotFoundError, NotADirectoryError):
                     pass
                 e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
+            else:
+                replaced.append(path)  # add_index_entry: cache_tree_invalidate_path
             if path not in entries:
                 added.add(path)
             entries[path] = e
@@ -1214,13 +1217,31 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)
-        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name, None))
+        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name,
+                                    _kept_cache_tree(repo, replaced)))
     except BaseException:
         lock.rollback()
         raise
     # git prints "Updated N paths from ..." only without "--", which our
     # command line always has: nothing to say.
     return co.report
+
+
+def _kept_cache_tree(repo: Repository, invalidated: list[bytes]) -> bytes | None:
+    """The index's TREE extension with the trees on ``invalidated`` paths
+    invalidated (:mod:`cachetree`); None when there was none or it cannot be read."""
+    from .cachetree import CacheTree, read_tree_extension
+
+    try:
+        raw = read_tree_extension(repo.dirs.index_path, repo.odb.object_format)
+        if raw is None:
+            return None
+        tree = CacheTree.parse(raw, repo.odb.object_format.oid_length)
+    except (ValueError, OSError):
+        return None  # dropping a cache-tree loses nothing but time
+    for path in invalidated:
+        tree.invalidate(path)
+    return tree.serialize()
 
 
 def checkout(
