@@ -577,6 +577,10 @@ def clone_main(argv: list[str] | None = None) -> int:
 
         worktree, ref = prepare_clone(source, rest[1] if len(rest) > 1 else None, opts.get("branch"),
                                       announce=announce)
+        from .clone import _source_gitdir
+
+        if not opts.get("quiet") and _source_gitdir(source) is not None:
+            sys.stderr.write("done.\n")  # clone_local's, after the objects are linked
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         repo = Repository(discover(worktree), env)
@@ -587,8 +591,8 @@ def clone_main(argv: list[str] | None = None) -> int:
                 return 0
             origin = os.path.abspath(source) if os.path.exists(source) else source
             o = _options(opts, env)
-            if o.quiet:
-                o.progress = False  # clone: verbose_update = !quiet, whatever --progress says
+            # clone: verbose_update = !quiet, whatever --progress or a terminal say
+            o.progress = not o.quiet
             report = run_checkout(repo, ref, o, trace=trace, clone=origin)
             _print_report(opts, report)
             return _post_checkout(repo, env, None, repo.head_commit(), "clone", clone=True)

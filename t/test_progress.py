@@ -111,3 +111,29 @@ def test_fast_progress_checkout_prints_what_git_prints(make_repo, git_env, tmp_p
         errs.append((p.returncode, p.stderr))
     assert errs[0] == errs[1]
     assert b"Updating files" not in errs[0][1]
+
+
+def test_clone_messages_as_git(make_repo, git_env, tmp_path):
+    """A local clone: "done." after "Cloning into", then the checkout's meter
+    whatever the terminal says (verbose_update is !quiet), with its done line
+    once the delay has passed (GIT_PROGRESS_DELAY=0 here); -q: nothing."""
+    r = make_repo("src")
+    for i in range(5):
+        (r.path / f"f{i}").write_text(f"{i}\n")
+    r.git("add", ".")
+    r.git("commit", "-qm", "one")
+    env = dict(git_env, PATH=os.pathsep.join([os.path.dirname(sys.executable), git_env.get("PATH", "")]))
+    results = {}
+    for extra_env, args in (({"GIT_PROGRESS_DELAY": "0"}, []), ({}, []), ({"GIT_PROGRESS_DELAY": "0"}, ["-q"]),
+                            ({"GIT_PROGRESS_DELAY": "0"}, ["--no-progress"])):
+        got = []
+        for cmd in ("parallel-clone", "clone"):
+            d = tmp_path / f"{cmd}-{len(extra_env)}-{'-'.join(args)}"
+            p = subprocess.run(["git", cmd, *args, str(r.path), str(d)], env=dict(env, **extra_env),
+                               capture_output=True)
+            got.append((p.returncode, p.stderr.replace(str(d).encode(), b"DIR")))
+        assert got[0] == got[1], (extra_env, args)
+        results[(bool(extra_env), tuple(args))] = got[0][1]
+    assert results[(True, ())].endswith(b"(4/5)\rUpdating files: 100% (5/5)\rUpdating files: 100% (5/5), done.\n")
+    assert results[(False, ())] == b"Cloning into 'DIR'...\ndone.\n"
+    assert results[(True, ("-q",))] == b""
