@@ -94,6 +94,9 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: Ticks before the progress meter starts (``GIT_PROGRESS_DELAY``, git's 2);
     #: ``--progress`` does not change it, as in git.
     progress_delay: int = 2
+    #: ``--[no-]recurse-submodules``; None: ``submodule.recurse``. Submodules
+    #: are not updated by us: a checkout that would move one is refused.
+    recurse_submodules: bool | None = None
     #: Terminal width for the meter (``$COLUMNS``); None: asked of the terminal.
     columns: int | None = None
 
@@ -791,6 +794,8 @@ def run_checkout(
             unborn = not old.entries and not old.mtime_ns
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
                                repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo), co.core)
+        if clone is None:
+            _refuse_submodule_recursion(repo, opts, plan, old.entries)
         _execute(co, plan, opts, err)
         if co.errors:
             raise CheckoutError("", 1)
@@ -987,6 +992,27 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         co.filters.close()  # process filters: end of input, then reaped (idempotent)
     if co.progress:
         co.progress.stop()
+
+
+def _refuse_submodule_recursion(repo: Repository, opts: CheckoutOptions, plan: Plan,
+                                old: dict[bytes, Entry]) -> None:
+    """``--recurse-submodules`` / ``submodule.recurse``: git would move the
+    populated submodules whose gitlinks change; we do not, so such a
+    checkout is refused before anything is touched (fail closed)."""
+    recurse = opts.recurse_submodules
+    if recurse is None:
+        from .config import _get, git_config_bool
+
+        raw = _get(repo.config, b"submodule", b"recurse")
+        recurse = raw is not None and git_config_bool("submodule.recurse", raw)
+    if not recurse:
+        return
+    moved = [e.name for e in plan.write if e.mode == S_IFGITLINK]
+    moved += [p for p in plan.remove if p in old and old[p].mode == S_IFGITLINK]
+    if moved:
+        raise CheckoutError(f"fatal: submodule '{show_path(sorted(moved)[0])}' would be updated "
+                            "(--recurse-submodules, submodule.recurse): not supported by this command; "
+                            "use git checkout", 128)
 
 
 def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:

@@ -239,12 +239,16 @@ usage: git parallel-checkout [<options>] <branch|commit>
                           set branch tracking configuration
     --no-track            do not set up tracking
     --guess / --no-guess  second guess 'git checkout <no-such-branch>' (default)
+    --[no-]recurse-submodules
+                          submodule.recurse; a checkout that would move a submodule is
+                          refused (git updates it; we do not)
 """
 
 #: The branch options of the checkout command (revision.BranchOptions).
 BRANCH_VALUES = {"-b": "b", "-B": "B", "--orphan": "orphan"}
 BRANCH_FLAGS = {"--detach": "detach", "-t": "track", "--track": "track", "--no-track": "no_track",
-                "--guess": "guess", "--no-guess": "no_guess"}
+                "--guess": "guess", "--no-guess": "no_guess",
+                "--recurse-submodules": "recurse", "--no-recurse-submodules": "no_recurse"}
 
 CLONE_USAGE = """\
 usage: git parallel-clone [<options>] <repository> [<directory>]
@@ -362,6 +366,7 @@ def _options(opts, env):
         test_workers=env.get("GIT_TEST_CHECKOUT_WORKERS"),
         online_cpus=online_cpus(),
         progress_delay=default_delay(env.get("GIT_PROGRESS_DELAY")),
+        recurse_submodules=True if opts.get("recurse") else (False if opts.get("no_recurse") else None),
         columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() and int(env["COLUMNS"]) > 0 else None,
     )
 

@@ -219,3 +219,28 @@ def test_abbreviation_length_as_git(twins):
             _git(env, d, "config", "core.abbrev", value)
         _same(env, ours, theirs, "main~1" if value != "no" else "main")
         _same(env, ours, theirs, "v1a")
+
+
+def test_submodule_recursion_is_refused_before_anything_moves(make_repo, git_env):
+    """git would move the submodule; we do not, so we refuse (fail closed)."""
+    env = dict(git_env, PATH=os.pathsep.join([os.path.dirname(sys.executable), git_env.get("PATH", "")]))
+    r = make_repo()
+    (r.path / "a").write_text("a\n")
+    r.git("add", "a")
+    r.git("update-index", "--add", "--cacheinfo", "160000," + "1" * 40 + ",sub")
+    r.git("commit", "-qm", "one")
+    r.git("checkout", "-qb", "other")
+    (r.path / "a").write_text("b\n")
+    r.git("add", "a")
+    r.git("update-index", "--cacheinfo", "160000," + "2" * 40 + ",sub")
+    r.git("commit", "-qm", "two")
+    r.git("checkout", "-q", "main")
+    before = _state(env, r.path)
+    for argv in (["-c", "submodule.recurse=true", "parallel-checkout", "other"],
+                 ["parallel-checkout", "--recurse-submodules", "other"]):
+        rc, _out, err = _run(env, r.path, ["git", *argv])
+        assert rc == 128 and err.startswith("fatal: submodule 'sub' would be updated") and err.count("\n") == 1
+        assert _state(env, r.path) == before
+    rc, _out, _err = _run(env, r.path, ["git", "-c", "submodule.recurse=true", "parallel-checkout",
+                                        "--no-recurse-submodules", "-q", "other"])
+    assert rc == 0 and _git(env, r.path, "rev-parse", "HEAD:sub").strip() == "2" * 40
