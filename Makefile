@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all venv test unit shell lint demo bench fuzz clean git-tests
+.PHONY: all venv test unit shell lint demo bench fuzz clean git-tests man
 
 all: test
 
@@ -20,10 +20,13 @@ EDITABLE := --config-settings editable_mode=compat
 # changed; `bench` and `demo` run it again for that reason.
 BYTECODE := $(PY) -m compileall -q git_checkout_helper
 
-$(STAMP): setup.cfg pyproject.toml Makefile
+$(STAMP): setup.cfg pyproject.toml Makefile $(wildcard man/man1/*.1)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' $(EDITABLE)
 	$(BYTECODE)
+	@# An editable install skips setup.cfg's data_files: the man pages go where
+	@# a real install puts them, so `git help parallel-checkout` finds them here too.
+	mkdir -p $(VENV)/share/man/man1 && cp man/man1/*.1 $(VENV)/share/man/man1/
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -38,6 +41,11 @@ unit: $(STAMP)
 
 shell: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(MAKE) -C t --no-print-directory
+
+# The manual pages, from the usage texts in cli.py (manpage.py); committed, and
+# installed by setup.cfg's data_files. t/test_manpage.py checks they are current.
+man:
+	$(PYTHON) -m git_checkout_helper.manpage man
 
 demo: $(STAMP)
 	$(BYTECODE)

@@ -94,6 +94,14 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     helper_threads: int | None = None
     #: ``--ignore-other-worktrees``: switch to a branch another worktree has checked out.
     ignore_other_worktrees: bool = False
+    #: Ticks before the progress meter starts (``GIT_PROGRESS_DELAY``, git's 2);
+    #: ``--progress`` does not change it, as in git.
+    progress_delay: int = 2
+    #: ``--[no-]recurse-submodules``; None: ``submodule.recurse``. Submodules
+    #: are not updated by us: a checkout that would move one is refused.
+    recurse_submodules: bool | None = None
+    #: Terminal width for the meter (``$COLUMNS``); None: asked of the terminal.
+    columns: int | None = None
 
 
 class CheckoutReport(msgspec.Struct):
@@ -745,8 +753,14 @@ def run_checkout(
     *,
     clone: str | None = None,
     out: TextIO = sys.stdout,
+    target=None,
+    branch_opts=None,
 ) -> CheckoutReport:
     """Switch the work tree, index and HEAD to ``rev`` (HEAD when None).
+
+    ``target`` and ``branch_opts`` (:mod:`revision`: a parsed command line
+    and ``-b``/``-B``/``--orphan``/``--detach``/``-t``) replace ``rev``; the
+    refs are then updated by ``revision.update_refs_for_switch``.
 
     ``clone`` is the source of a clone being checked out for the first time
     (oneway merge, the collision report, and "clone: from <source>" in the
@@ -766,11 +780,21 @@ def run_checkout(
             raise CheckoutError("error: you need to resolve your current index first", 1)
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
-        commit, branch, remote_ref = repo.resolve(rev or "HEAD")
-        if (branch is not None and remote_ref is None and clone is None and rev is not None
-                and not opts.ignore_other_worktrees and branch != old_branch):
+        if target is not None:
+            commit, branch, remote_ref = target.commit or head_commit, target.path, None
+            if commit is None:
+                raise CheckoutError("fatal: You are on a branch yet to be born", 128)
+            switch, target = target, repo.tree_of(commit)
+        else:
+            switch = None
+            commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+            target = repo.tree_of(commit)
+        # checkout_branch: a branch another worktree has checked out is not
+        # switched to (unless detaching, or creating a branch: -B checks its own).
+        creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
+        if (branch is not None and remote_ref is None and clone is None and (rev is not None or switch is not None)
+                and not opts.ignore_other_worktrees and branch != old_branch and not creating):
             _die_if_checked_out(repo, branch)
-        target = repo.tree_of(commit)
         # init_checkout_metadata: what a process filter is told of the checkout.
         co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
@@ -785,6 +809,8 @@ def run_checkout(
             unborn = not old.entries and not old.mtime_ns
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
                                repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo), co.core)
+        if clone is None:
+            _refuse_submodule_recursion(repo, opts, plan, old.entries)
         _execute(co, plan, opts, err)
         if co.errors:
             raise CheckoutError("", 1)
@@ -797,6 +823,12 @@ def run_checkout(
         raise
     if not opts.force and not opts.quiet and clone is None:
         out.writelines(_local_changes(co, target, entries, old.mtime_ns))
+    if switch is not None:
+        from .revision import update_refs_for_switch
+
+        update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
+                               getattr(branch_opts, "exists", False), out, err)
+        return co.report
     message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
     if remote_ref is not None:
         msg = repo.set_upstream(branch, remote_ref)
@@ -838,7 +870,16 @@ def _oneline(repo: Repository, commit: bytes) -> str:
         subject = b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - the message is cosmetic
         subject = ""
-    return f"{commit[:7].decode()} {subject}"
+    from .revision import find_unique_abbrev
+
+    return f"{find_unique_abbrev(repo, commit)} {subject}"
+
+
+def _abbrev(repo: Repository, oid: bytes) -> str:
+    """``find_unique_abbrev`` with core.abbrev / the object count (revision.py)."""
+    from .revision import find_unique_abbrev
+
+    return find_unique_abbrev(repo, oid)
 
 
 def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: bytes) -> None:
@@ -867,7 +908,7 @@ def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: byt
               f"any of your branches:\n\n{listed}\n")
     if _advice_enabled(repo, b"detachedhead"):
         err.write(f"If you want to keep {'them' if n != 1 else 'it'} by creating a new branch, this may be a good time\n"
-                  f"to do so with:\n\n git branch <new-branch-name> {old[:7].decode()}\n\n")
+                  f"to do so with:\n\n git branch <new-branch-name> {_abbrev(repo, old)}\n\n")
 
 
 def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_ns: int) -> list[str]:
@@ -962,7 +1003,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
 
     prefetch_entries(co.repo, plan.write, err if show else None)
     if show and total:
-        co.progress = Progress("Updating files", total, err, delay=0 if opts.progress else 2.0)
+        co.progress = Progress("Updating files", total, err, delay=opts.progress_delay, columns=opts.columns)
     try:
         # As many helpers as git would start: files with a filter driver
         # are not theirs (only looked up when some driver is configured),
@@ -979,6 +1020,27 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         co.filters.close()  # process filters: end of input, then reaped (idempotent)
     if co.progress:
         co.progress.stop()
+
+
+def _refuse_submodule_recursion(repo: Repository, opts: CheckoutOptions, plan: Plan,
+                                old: dict[bytes, Entry]) -> None:
+    """``--recurse-submodules`` / ``submodule.recurse``: git would move the
+    populated submodules whose gitlinks change; we do not, so such a
+    checkout is refused before anything is touched (fail closed)."""
+    recurse = opts.recurse_submodules
+    if recurse is None:
+        from .config import _get, git_config_bool
+
+        raw = _get(repo.config, b"submodule", b"recurse")
+        recurse = raw is not None and git_config_bool("submodule.recurse", raw)
+    if not recurse:
+        return
+    moved = [e.name for e in plan.write if e.mode == S_IFGITLINK]
+    moved += [p for p in plan.remove if p in old and old[p].mode == S_IFGITLINK]
+    if moved:
+        raise CheckoutError(f"fatal: submodule '{show_path(sorted(moved)[0])}' would be updated "
+                            "(--recurse-submodules, submodule.recurse): not supported by this command; "
+                            "use git checkout", 128)
 
 
 def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:
@@ -1122,7 +1184,11 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         entries = dict(idx.entries)
         todo: list[Entry] = []
         added: set[bytes] = set()
-        if treeish is not None:
+        replaced: list[bytes] = []
+        if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
+            tree = repo.read_tree(treeish)
+            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+        elif treeish is not None:
             commit, _b, _r = repo.resolve(treeish)
             tree = repo.tree_of(commit)
             source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
@@ -1144,6 +1210,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 except (FileNotFoundError, NotADirectoryError):
                     pass
                 e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
+            else:
+                replaced.append(path)  # add_index_entry: cache_tree_invalidate_path
             if path not in entries:
                 added.add(path)
             entries[path] = e
@@ -1170,13 +1238,31 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)
-        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name, None))
+        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name,
+                                    _kept_cache_tree(repo, replaced)))
     except BaseException:
         lock.rollback()
         raise
     # git prints "Updated N paths from ..." only without "--", which our
     # command line always has: nothing to say.
     return co.report
+
+
+def _kept_cache_tree(repo: Repository, invalidated: list[bytes]) -> bytes | None:
+    """The index's TREE extension with the trees on ``invalidated`` paths
+    invalidated (:mod:`cachetree`); None when there was none or it cannot be read."""
+    from .cachetree import CacheTree, read_tree_extension
+
+    try:
+        raw = read_tree_extension(repo.dirs.index_path, repo.odb.object_format)
+        if raw is None:
+            return None
+        tree = CacheTree.parse(raw, repo.odb.object_format.oid_length)
+    except (ValueError, OSError):
+        return None  # dropping a cache-tree loses nothing but time
+    for path in invalidated:
+        tree.invalidate(path)
+    return tree.serialize()
 
 
 def checkout(

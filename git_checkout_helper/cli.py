@@ -71,7 +71,12 @@ def _helper_args(argv: list[str]) -> tuple[str | None, str, dict | None] | int:
             wire = arg[len("--wire=") :]
             if wire not in ("git", "rfc"):
                 return _die(f"--wire: unknown dialect '{wire}' (git or rfc)", 129)
+        elif arg == "--version":
+            sys.stdout.write(_version_line())
+            return 0
         elif arg in ("-h", "--help"):
+            if arg == "--help":
+                _open_manual(HELPER_USAGE)
             sys.stdout.write(HELPER_USAGE + "\n")
             return 129
         else:
@@ -240,7 +245,25 @@ usage: git parallel-checkout [<options>] <branch|commit>
                           switch to a branch even when another worktree has it checked out
     -v, --verbose         print a JSON report of what was done
     -C <path>             run as if started in <path> (before the other options)
+    -b <branch>           create and checkout a new branch
+    -B <branch>           create/reset and checkout a branch
+    --orphan <new-branch>
+                          new unparented branch
+    --detach              detach HEAD at named commit
+    -t, --track[=(direct|inherit)]
+                          set branch tracking configuration
+    --no-track            do not set up tracking
+    --guess / --no-guess  second guess 'git checkout <no-such-branch>' (default)
+    --[no-]recurse-submodules
+                          submodule.recurse; a checkout that would move a submodule is
+                          refused (git updates it; we do not)
 """
+
+#: The branch options of the checkout command (revision.BranchOptions).
+BRANCH_VALUES = {"-b": "b", "-B": "B", "--orphan": "orphan"}
+BRANCH_FLAGS = {"--detach": "detach", "-t": "track", "--track": "track", "--no-track": "no_track",
+                "--guess": "guess", "--no-guess": "no_guess",
+                "--recurse-submodules": "recurse", "--no-recurse-submodules": "no_recurse"}
 
 CLONE_USAGE = """\
 usage: git parallel-clone [<options>] <repository> [<directory>]
@@ -264,6 +287,28 @@ class _Usage(Exception):
     pass
 
 
+class _Done(Exception):
+    """An option that did all there is to do (--version): exit 0."""
+
+
+def _version_line() -> str:
+    from . import __version__
+
+    return f"git-checkout-helper version {__version__}\n"
+
+
+def _open_manual(usage: str) -> None:
+    """``--help``: what git makes of ``git <command> --help``, i.e. ``git help
+    <command>`` (the man page installed from manpage.py). Returns if git
+    cannot be run (the caller prints the usage then)."""
+    name = usage.split("\n", 1)[0].split()[2]  # "usage: git <name> ..."
+    sys.stdout.flush()
+    try:
+        os.execvp("git", ["git", "help", name])
+    except OSError:
+        pass
+
+
 def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extra_values: dict[str, str]):
     """A small getopt for our two commands (git's parse-options conventions)."""
     opts: dict[str, object] = {}
@@ -278,19 +323,32 @@ def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extr
         if arg == "--":
             after_dd = list(it)
             break
+        if arg == "--help":
+            _open_manual(usage)  # returns only when there is no git to ask
         if arg in ("-h", "--help"):
             sys.stdout.write(usage)
             raise _Usage()
+        if arg == "--version":
+            sys.stdout.write(_version_line())
+            raise _Done()
         key, eq, val = arg.partition("=")
         if key in values:
             if not eq:
                 val = next(it, None)
                 if val is None:
-                    sys.stderr.write(f"error: option `{key.lstrip('-')}' requires a value\n{usage}")
+                    sys.stderr.write(f"error: {'switch' if key[1] != '-' else 'option'} `{key.lstrip('-')}' "
+                                     "requires a value\n")
                     raise _Usage()
             opts[values[key]] = val
         elif arg.startswith("-j") and len(arg) > 2 and "jobs" in values.values():
             opts["jobs"] = arg[2:]
+        elif arg[:2] in ("-b", "-B") and len(arg) > 2 and arg[:2] in values:
+            opts[values[arg[:2]]] = arg[2:]  # -bname, as parse-options takes it
+        elif key == "--track" and eq and "--track" in flags:
+            if val not in ("direct", "inherit"):
+                sys.stderr.write('error: option `--track\' expects "direct" or "inherit"\n')
+                raise _Usage()
+            opts["track"] = val
         elif arg in flags:
             opts[flags[arg]] = True
         elif arg.startswith("-") and arg != "-":
@@ -316,6 +374,7 @@ def _options(opts, env):
 
     from .checkout import CheckoutOptions
     from .config import online_cpus
+    from .progress import default_delay
 
     return CheckoutOptions(
         workers=opts.get("jobs"),
@@ -326,6 +385,9 @@ def _options(opts, env):
         helper_cmd=shlex.split(opts["helper_cmd"]) if opts.get("helper_cmd") else None,
         test_workers=env.get("GIT_TEST_CHECKOUT_WORKERS"),
         online_cpus=online_cpus(),
+        progress_delay=default_delay(env.get("GIT_PROGRESS_DELAY")),
+        recurse_submodules=True if opts.get("recurse") else (False if opts.get("no_recurse") else None),
+        columns=int(env["COLUMNS"]) if env.get("COLUMNS", "").isdigit() and int(env["COLUMNS"]) > 0 else None,
     )
 
 
@@ -407,18 +469,20 @@ def checkout_main(argv: list[str] | None = None) -> int:
     try:
         opts, rest, pathspec = _parse_common(
             argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all",
-                                   "--ignore-other-worktrees": "ignore_other_worktrees"},
-            {"--prefix": "prefix"},
+                                   "--ignore-other-worktrees": "ignore_other_worktrees", **BRANCH_FLAGS},
+            {"--prefix": "prefix", **BRANCH_VALUES},
         )
     except _Usage:
         return 129
+    except _Done:
+        return 0
     env = dict(os.environ)
     bad = _choose_inflater(env)
     if bad:
         return _die(bad)
 
     def run():
-        from .checkout import run_checkout, run_checkout_all, run_checkout_paths
+        from .checkout import run_checkout_all
         from .discovery import setup_env
         from .repository import Repository
 
@@ -435,23 +499,8 @@ def checkout_main(argv: list[str] | None = None) -> int:
                     sys.stderr.write(f"fatal: --all takes no paths\n{CHECKOUT_USAGE}")
                     return 129
                 report = run_checkout_all(repo, o, opts.get("prefix"), trace=trace)
-            elif pathspec is not None:
-                if len(rest) > 1:
-                    sys.stderr.write(f"fatal: only one tree-ish before '--'\n{CHECKOUT_USAGE}")
-                    return 129
-                prefix = (repo.dirs.prefix or "").rstrip("/") or "."
-                report = run_checkout_paths(repo, rest[0] if rest else None, pathspec, prefix, o, trace=trace)
-                _print_report(opts, report)
-                head = repo.head_commit()
-                return _post_checkout(repo, env, head, head, "paths")
             else:
-                if len(rest) != 1:
-                    sys.stderr.write(CHECKOUT_USAGE)
-                    return 129
-                old = repo.head_commit()
-                report = run_checkout(repo, rest[0], o, trace=trace)
-                _print_report(opts, report)
-                return _post_checkout(repo, env, old, repo.head_commit(), "switch")
+                return _checkout_args(repo, opts, rest, pathspec, o, env, trace)
             _print_report(opts, report)
         finally:
             trace.close()
@@ -459,6 +508,69 @@ def checkout_main(argv: list[str] | None = None) -> int:
         return 0
 
     return _run_coordinated(run)
+
+
+def _branch_options(opts):
+    from .revision import BranchOptions
+
+    track = opts.get("track")
+    return BranchOptions(
+        new_branch=opts.get("b") or opts.get("B") or opts.get("orphan"),
+        force=bool(opts.get("B")), orphan=bool(opts.get("orphan")), detach=bool(opts.get("detach")),
+        track="no" if opts.get("no_track") else ("direct" if track is True else track),
+        guess=False if opts.get("no_guess") else (True if opts.get("guess") else None),
+    )
+
+
+def _checkout_args(repo, opts, rest, pathspec, o, env, trace) -> int:
+    """``git checkout [<branch options>] [<rev>] [--] [<pathspec>...]``:
+    the arguments as builtin/checkout.c reads them (revision.py), then a
+    path restore or a switch, then post-checkout."""
+    from .checkout import run_checkout, run_checkout_paths
+    from .revision import (
+        RevisionError,
+        check_branch_options,
+        find_unique_abbrev,
+        parse_checkout_args,
+        switch_unborn_to_new_branch,
+        validate_new_branch,
+    )
+
+    if sum(1 for k in ("b", "B", "orphan") if opts.get(k)) > 1:
+        return _die("options '-b', '-B', and '--orphan' cannot be used together")
+    bo = _branch_options(opts)
+    args = rest + (["--", *pathspec] if pathspec is not None else [])
+    try:
+        t = parse_checkout_args(repo, args, bo, os.getcwd(), o.quiet, sys.stderr)
+        check_branch_options(bo, t)
+        if bo.new_branch is not None and t.pathspec is None:
+            bo.exists = validate_new_branch(repo, bo.new_branch, bo.force or False)
+    except RevisionError as e:
+        code = getattr(e, "code", 1)
+        sys.stderr.write(f"{'fatal' if code == 128 else 'error'}: {e}\n")
+        return code
+    if t.pathspec is not None:
+        prefix = (repo.dirs.prefix or "").rstrip("/") or "."
+        report = run_checkout_paths(repo, t.source, t.pathspec, prefix, o, trace=trace)
+        _print_report(opts, report)
+        if t.count_paths:
+            n = report.written
+            where = find_unique_abbrev(repo, t.source) if t.source else "the index"
+            sys.stderr.write(f"Updated {n} path{'s' if n != 1 else ''} from {where}\n")
+        head = repo.head_commit()
+        return _post_checkout(repo, env, head, head, "paths")
+    old = repo.head_commit()
+    if t.commit is None and old is None and bo.new_branch is not None and not bo.detach:
+        switch_unborn_to_new_branch(repo, bo, o.quiet, sys.stderr)
+        return 0
+    try:
+        report = run_checkout(repo, None, o, trace=trace, target=t, branch_opts=bo)
+    except RevisionError as e:  # create_branch's die(), after the work tree as in git
+        if getattr(e, "code", 1) != 128:
+            raise
+        return _die(str(e))
+    _print_report(opts, report)
+    return _post_checkout(repo, env, old, repo.head_commit(), "switch")
 
 
 def _git_prefix(repo) -> str:
@@ -508,6 +620,8 @@ def clone_main(argv: list[str] | None = None) -> int:
              "--filter": "filter"})
     except _Usage:
         return 129
+    except _Done:
+        return 0
     if opts.get("filter") is not None:
         from .promisor import expand_filter
 
@@ -557,7 +671,8 @@ def clone_main(argv: list[str] | None = None) -> int:
                                       announce=announce, filter_spec=opts.get("filter"),
                                       err=None if opts.get("quiet") else sys.stderr,
                                       progress=_clone_progress(opts), environ=env,
-                                      depth=depth, single_branch=single_branch, origin=origin_name, warn=warn)
+                                      depth=depth, single_branch=single_branch, origin=origin_name, warn=warn,
+                                      done=None if opts.get("quiet") else lambda: sys.stderr.write("done.\n"))
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         repo = Repository(discover(worktree, env=SetupEnv(environ=env)), env)
@@ -573,8 +688,8 @@ def clone_main(argv: list[str] | None = None) -> int:
                 repo.update_head(commit, branch, f"clone: from {origin}".encode())
                 return 0
             o = _options(opts, env)
-            if o.quiet:
-                o.progress = False  # clone: verbose_update = !quiet, whatever --progress says
+            # clone: verbose_update = !quiet, whatever --progress or a terminal say
+            o.progress = not o.quiet
             report = run_checkout(repo, ref, o, trace=trace, clone=origin)
             _print_report(opts, report)
             return _post_checkout(repo, env, None, repo.head_commit(), "clone", clone=True)

@@ -84,7 +84,7 @@ def _is_local(source: str) -> bool:
 def prepare_clone(source: str, directory: str | None, branch: str | None = None,
                   announce=None, *, filter_spec: str | None = None, err=None, progress: bool = False,
                   environ=None, depth: int | None = None, single_branch: bool | None = None,
-                  origin: str = "origin", warn=None) -> tuple[str, str | None]:
+                  origin: str = "origin", warn=None, done=None) -> tuple[str, str | None]:
     """Create the clone without a checkout; returns (work tree, ref to check out).
 
     ``announce(directory)`` is called once the source and the destination
@@ -93,7 +93,8 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
     is cloned ``--local`` (hard links), unless its repository is shallow;
     a ``file://`` URL goes through the transport (:mod:`transport`) and is
     recorded as given. ``single_branch`` None: implied by ``depth``.
-    ``filter_spec``: a partial clone (:mod:`promisor`), its fetch's progress
+    ``done()`` is called after a ``--local`` clone has its objects (git's
+    "done." of ``clone_local``). ``filter_spec``: a partial clone (:mod:`promisor`), its fetch's progress
     on ``err`` when ``progress``; a local path ignores it as git does (with
     git's warning on ``err``) but records it.
     """
@@ -130,6 +131,8 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
                 err.write("warning: --filter is ignored in local clones; use file:// instead.\n")
             ref = _clone_local(src_git, os.path.abspath(source), directory, branch, local=local, depth=depth,
                                single_branch=single_branch, origin=origin)
+            if local and done is not None:
+                done()
             promisor.register_partial_clone(os.path.join(directory, ".git"), origin, filter_spec)
             return os.path.abspath(directory), ref
         if src_git is None:
@@ -142,9 +145,11 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
             r.close()
             return os.path.abspath(directory), ref
         url = source if source.startswith("file://") else os.path.abspath(source)
-        return os.path.abspath(directory), _clone_local(src_git, url, directory, branch, local=local,
-                                                        depth=depth, single_branch=single_branch,
-                                                        origin=origin)
+        ref = _clone_local(src_git, url, directory, branch, local=local, depth=depth,
+                           single_branch=single_branch, origin=origin)
+        if local and done is not None:
+            done()
+        return os.path.abspath(directory), ref
     except BaseException:
         if created:
             shutil.rmtree(directory, ignore_errors=True)

@@ -167,7 +167,7 @@ for W in 1 2
 do
 	test_expect_success "-j $W --progress: git's meter and total (writes and removals)" '
 		twins src prog$W &&
-		git -C prog$W.ours parallel-checkout -j $W --threshold 0 --progress other 2>err.ours &&
+		GIT_PROGRESS_DELAY=0 git -C prog$W.ours parallel-checkout -j $W --threshold 0 --progress other 2>err.ours &&
 		GIT_PROGRESS_DELAY=0 git -C prog$W.git checkout --progress other 2>err.git &&
 		progress_lines err.ours >lines.ours &&
 		progress_lines err.git >lines.git &&
@@ -194,7 +194,7 @@ test_expect_success '-q: nothing on stderr, as git' '
 
 test_expect_success '--progress -q: the meter only (an explicit --progress wins, as in git)' '
 	twins src pq &&
-	git -C pq.ours parallel-checkout -j 2 --threshold 0 --progress -q other 2>err.ours &&
+	GIT_PROGRESS_DELAY=0 git -C pq.ours parallel-checkout -j 2 --threshold 0 --progress -q other 2>err.ours &&
 	GIT_PROGRESS_DELAY=0 git -C pq.git checkout --progress -q other 2>err.git &&
 	progress_lines err.ours | tail -n 1 >last.ours &&
 	progress_lines err.git | tail -n 1 >last.git &&

@@ -1,0 +1,114 @@
+"""The index's ``TREE`` extension read back, invalidated path by path, and
+written again: what ``cache-tree.c`` does when entries change under a tree
+it knows (``cache_tree_read``, ``cache_tree_invalidate_path``,
+``cache_tree_write``).
+
+A path restore (``git checkout [<tree-ish>] -- <paths>``) keeps the index's
+cache-tree: restoring from the index changes no entry, so all of it stays;
+from a tree, each entry added or replaced (``add_index_entry``) invalidates
+the trees on its path (entry count -1, no id), and a file taking the place
+of a directory drops that directory's subtree. Subtrees nothing touched keep
+their ids, so the next ``git commit`` or ``git status`` need not rehash them.
+"""
+
+from __future__ import annotations
+
+import struct
+
+__all__ = ["CacheTree", "read_tree_extension"]
+
+
+class CacheTree:
+    """One node: entry count (-1: invalid), subtree count, id, subtrees in order."""
+
+    __slots__ = ("name", "count", "oid", "subs")
+
+    def __init__(self, name: bytes, count: int, oid: bytes | None, subs: list[CacheTree]) -> None:
+        self.name = name
+        self.count = count
+        self.oid = oid
+        self.subs = subs
+
+    @classmethod
+    def parse(cls, data: bytes, rawsz: int) -> CacheTree:
+        """``cache_tree_read``; raises ValueError on a malformed extension."""
+        pos = 0
+
+        def one() -> CacheTree:
+            nonlocal pos
+            nul = data.index(b"\0", pos)
+            name = data[pos:nul]
+            nl = data.index(b"\n", nul)
+            count_s, _, subs_s = data[nul + 1:nl].partition(b" ")
+            count, nsubs = int(count_s), int(subs_s)
+            pos = nl + 1
+            oid = None
+            if count >= 0:
+                oid = data[pos:pos + rawsz]
+                if len(oid) != rawsz:
+                    raise ValueError("truncated cache-tree")
+                pos += rawsz
+            return cls(name, count, oid, [one() for _ in range(nsubs)])
+
+        root = one()
+        if pos != len(data):
+            raise ValueError("trailing bytes after the cache-tree")
+        return root
+
+    def invalidate(self, path: bytes) -> None:
+        """``cache_tree_invalidate_path``."""
+        node = self
+        while True:
+            node.count = -1
+            node.oid = None
+            head, slash, rest = path.partition(b"/")
+            if not slash:
+                node.subs = [s for s in node.subs if s.name != head]
+                return
+            sub = next((s for s in node.subs if s.name == head), None)
+            if sub is None:
+                return
+            node, path = sub, rest
+
+    def serialize(self) -> bytes:
+        """``cache_tree_write``."""
+        out: list[bytes] = []
+
+        def one(n: CacheTree) -> None:
+            out.append(n.name + b"\0" + b"%d %d\n" % (n.count, len(n.subs)))
+            if n.count >= 0 and n.oid is not None:
+                out.append(n.oid)
+            for s in n.subs:
+                one(s)
+
+        one(self)
+        return b"".join(out)
+
+
+def read_tree_extension(path: str, object_format) -> bytes | None:
+    """The raw ``TREE`` extension of the index at ``path``, or None.
+
+    The entries are skipped with dulwich's reader (any index version); the
+    extensions that follow are walked by their headers."""
+    from dulwich.index import read_cache_entry, read_index_header
+
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with f:
+        version, n = read_index_header(f)
+        previous = b""
+        for _ in range(n):
+            previous = read_cache_entry(f, version, previous, object_format).name
+        rest = f.read()
+    rawsz = object_format.oid_length
+    body = rest[:-rawsz] if len(rest) >= rawsz else b""
+    pos = 0
+    while pos + 8 <= len(body):
+        sig = body[pos:pos + 4]
+        (size,) = struct.unpack(">I", body[pos + 4:pos + 8])
+        if sig == b"TREE":
+            return body[pos + 8:pos + 8 + size]
+        pos += 8 + size
+    return None
