@@ -36,6 +36,7 @@ import msgspec
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from .autoworkers import AutoWorkers, auto_workers
 from .checkoutindex import select_entries
+from .cleancheck import CheckinAttributes
 from .config import (
     AUTO_WORKERS,
     eol_config,
@@ -52,6 +53,7 @@ from .pathspec import PathspecError, parse_pathspec
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
+from .refresh import refresh_entries
 from .repository import EMPTY, S_IFGITLINK, Repository, RevisionError, TreeFiles
 from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 
@@ -215,6 +217,8 @@ class Checkout:
             path = os.path.expanduser(os.fsdecode(global_file))
             glob_data = _read_file(path)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
+        self._checkin = CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol,
+                                          self.drivers)
         self._path_attrs: dict[bytes, ConvAttrs] = {}
         self._attrs_trivial = self._attrs.empty and not any(
             p.endswith(b"/.gitattributes") for p in (*files, *index)
@@ -240,6 +244,11 @@ class Checkout:
         # counted before the writes; git-lfs installs one system-wide).
         self._path_attrs[path] = ca
         return ca
+
+    def to_git(self, e: Entry, data: bytes) -> bytes | None:
+        """``data``, the file of ``e``, as the index would store it (cleancheck.py), or None."""
+        checkin = getattr(self, "_checkin", None)
+        return checkin.to_git(e, data) if checkin is not None else None
 
     def to_worktree(self, e: Entry) -> bytes | None:
         """The bytes checkout would write for ``e`` (for modification checks)."""
@@ -699,22 +708,24 @@ def _read_file(path: str) -> bytes | None:
         return None
 
 
-def _ignore_matcher(repo: Repository) -> Callable[[bytes], bool]:
-    """``is_excluded`` through dulwich's ignore rules, built only when asked."""
-    manager = None
+def _ignore_matcher(repo: Repository, index, per_directory_only: bool = False) -> Callable[[bytes], bool]:
+    """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
+    info/exclude and each directory's .gitignore; ``per_directory_only``: the
+    .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
+    from .ignore import IgnoreRules
 
-    def ignored(path: bytes) -> bool:
-        nonlocal manager
-        if manager is None:
-            from dulwich.ignore import IgnoreFilterManager
-
-            manager = IgnoreFilterManager.from_repo(repo.dulwich)
-        try:
-            return bool(manager.is_ignored(path.decode("utf-8", "surrogateescape")))
-        except Exception:  # noqa: BLE001 - an unreadable ignore file ignores nothing
-            return False
-
-    return ignored
+    env = repo.environ
+    try:
+        name = os.fsdecode(repo.config.get((b"core",), b"excludesfile"))
+    except KeyError:
+        home = env.get("HOME")
+        xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+        name = os.path.join(xdg, "git", "ignore") if xdg else None
+    if name and name.startswith("~") and env.get("HOME"):
+        name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
+    excludes = _read_file(name) if name and not per_directory_only else None
+    info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
+    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
 
 
 def run_checkout(
@@ -755,13 +766,15 @@ def run_checkout(
         co.setup_attributes(target, old.entries)
         top = co.top
         if opts.force or clone is not None:
-            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns)
+            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git)
         else:
             # No index file yet (``clone -n``, unborn branch): git's
             # initial_checkout, every entry new, untracked files protected.
             unborn = not old.entries and not old.mtime_ns
+            refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git)
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo))
+                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
+                               co.to_git, _ignore_matcher(repo, old.entries, per_directory_only=True))
         _execute(co, plan, opts, err)
         if co.errors:
             raise CheckoutError("", 1)

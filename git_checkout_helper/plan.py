@@ -105,13 +105,16 @@ def worktree_matches(
     hash_name: str,
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
 ) -> bool:
     """``ie_match_stat`` then ``ce_modified_check_fs``: is the file still ``entry``?
 
     Stat data first; when it differs (or the entry is racy) the content is
-    compared: the file's blob hash against the entry, and, for converted
+    compared: with ``to_git`` as git does, the file converted for the index
+    hashed against the entry (cleancheck.py); otherwise, or when ``to_git``
+    cannot tell, the file's blob hash against the entry, and, for converted
     files, the file against the blob converted for the work tree
-    (``to_worktree``), which avoids re-implementing the clean direction.
+    (``to_worktree``).
     """
     mode = entry.mode
     if mode == S_IFGITLINK:
@@ -127,6 +130,10 @@ def worktree_matches(
         return False
     with open(path, "rb") as f:
         data = f.read()
+    if to_git is not None:
+        clean = to_git(entry, data)
+        if clean is not None:
+            return blob_hash(clean, hash_name) == entry.oid
     if blob_hash(data, hash_name) == entry.oid:
         return True
     converted = to_worktree(entry)
@@ -204,6 +211,7 @@ def plan_reset(
     hash_name: str,
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
 ) -> Plan:
     """``oneway_merge`` (``checkout -f``, clone): the target, whatever is there.
 
@@ -217,8 +225,10 @@ def plan_reset(
         e = _entry(path, mo)
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
-            st = wt.lstat(path)
-            if st is not None and worktree_matches(cur, top + path, st, hash_name, to_worktree, racy_timestamp_ns):
+            from .refresh import reset_needs_update
+
+            if not reset_needs_update(cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns,
+                                      to_git):
                 plan.entries[path] = cur
                 continue
         plan.entries[path] = e
@@ -238,8 +248,17 @@ def plan_switch(
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
     ignored: Callable[[bytes], bool],
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+    ignored_in_subdir: Callable[[bytes], bool] | None = None,
 ) -> Plan:
-    """``twoway_merge`` for every path, then the safety checks; raises PlanError."""
+    """``twoway_merge`` for every path, then the safety checks; raises PlanError.
+
+    ``ignored`` is ``is_excluded`` with the standard excludes;
+    ``ignored_in_subdir`` what ``verify_clean_subdirectory`` counts as
+    ignored in a directory the checkout replaces (default: ``ignored``).
+    """
+    if ignored_in_subdir is None:
+        ignored_in_subdir = ignored
     plan = Plan()
     wt = _Worktree(top)
     overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
@@ -256,7 +275,7 @@ def plan_switch(
             # lose"; ENOTDIR means a user's file stands where a leading
             # directory was, and is refused like a modified file.
             return cur.name in wt.notdir
-        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns)
+        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, to_git)
 
     for path in sorted(set(hf) | set(tf) | set(old)):
         h, t, cur = hf.get(path), tf.get(path), old.get(path)
@@ -278,9 +297,12 @@ def plan_switch(
             continue
         if te is None and cur is not None and cur.mode != S_IFGITLINK:
             # deleted_entry's verify_absent_if_directory: a directory took
-            # the leaving file's place; untracked files in it would be lost.
+            # the leaving file's place; untracked files in it would be lost
+            # (check_ok_to_remove: unless the directory is excluded). A
+            # directory without any is still a change (verify_uptodate, below).
             st = wt.lstat(path)
-            if st is not None and stat_mod.S_ISDIR(st.st_mode) and wt.untracked_below(path, tracked, ignored):
+            if (st is not None and stat_mod.S_ISDIR(st.st_mode) and not ignored(path)
+                    and wt.untracked_below(path, tracked, ignored_in_subdir)):
                 lose_dirs.append(path)
                 continue
         if cur is not None and cur.mode != S_IFGITLINK and modified(cur):
@@ -315,7 +337,9 @@ def plan_switch(
                 # first: one with local changes is the error, not the dir.
                 if any(p.startswith(path + b"/") for p in not_uptodate):
                     continue
-                lost = wt.untracked_below(path, tracked, ignored)
+                if ignored(path):
+                    continue  # check_ok_to_remove: an excluded directory goes, contents and all
+                lost = wt.untracked_below(path, tracked, ignored_in_subdir)
                 if lost:
                     lose_dirs.append(path)
             elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree):
