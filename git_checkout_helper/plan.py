@@ -264,6 +264,9 @@ def plan_switch(
     overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
     not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE: the file differs (verify_uptodate)
     untracked: list[bytes] = []
+    untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
+    staged_gone: list[bytes] = []
+    leads: set[bytes] = set()  # refused as the leading file of a deeper path
     lose_dirs: list[bytes] = []
     hf, tf = head.files, target.files
     tracked = set(old)
@@ -294,6 +297,11 @@ def plan_switch(
         if not index_is_head:
             if cur is not None or t is not None:
                 overwrite.append(path)
+            else:
+                # Staged deletion of a path the target drops too (deleted_entry
+                # without an index entry): an untracked file there would be
+                # removed, so verify_absent.
+                staged_gone.append(path)
             continue
         if te is None and cur is not None and cur.mode != S_IFGITLINK:
             # deleted_entry's verify_absent_if_directory: a directory took
@@ -327,6 +335,7 @@ def plan_switch(
         if lead is not None:
             if lead not in tracked and not ignored(lead):
                 untracked.append(lead)
+                leads.add(lead)
             continue
         st = wt.lstat(path)
         if st is not None:
@@ -344,10 +353,28 @@ def plan_switch(
                     lose_dirs.append(path)
             elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree):
                 untracked.append(path)
-    if overwrite or not_uptodate or lose_dirs or untracked:
+    for path in staged_gone:
+        lead = wt.leading_file(path)
+        if lead is not None:
+            if lead not in tracked and not ignored(lead):
+                untracked_removed.append(lead)
+                leads.add(lead)
+            continue
+        st = wt.lstat(path)
+        if st is None or ignored(path):
+            continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            if wt.untracked_below(path, tracked, ignored_in_subdir):
+                lose_dirs.append(path)
+        else:
+            untracked_removed.append(path)
+    if overwrite or not_uptodate or lose_dirs or untracked or untracked_removed:
         # git stops at the first error of a directory/file pair and never
-        # looks below it: no errors for paths under a refused path.
-        refused = set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
+        # looks below it: no errors for paths under a refused path. (A
+        # leading file in the way of a deeper path is no entry of its own:
+        # unpack_trees still descends there.)
+        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
+                   | set(untracked_removed)) - leads
 
         def first(paths: list[bytes]) -> list[bytes]:
             out = []
@@ -360,7 +387,8 @@ def plan_switch(
             return out
 
         groups = [(ERROR_WOULD_OVERWRITE, first(overwrite)), (ERROR_WOULD_OVERWRITE, first(not_uptodate)),
-                  (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked))]
+                  (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked)),
+                  (ERROR_WOULD_LOSE_UNTRACKED_REMOVED, first(untracked_removed))]
         raise PlanError([(h, p) for h, p in groups if p])
     return plan
 

@@ -168,6 +168,36 @@ test_expect_success 'a directory, even empty, where a leaving tracked file was: 
 	test_grep "^	f\$" err.ours
 '
 
+test_expect_success 'git rm --cached, then a target without the file: refused, the file would be removed' '
+	git init -q rmc && (
+		cd rmc && echo a >f && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -q f && git commit -qm two && git checkout -q main &&
+		git rm -q --cached f
+	) &&
+	fuzz_case rmc "checkout other" other &&
+	echo "error: The following untracked working tree files would be removed by checkout:" >expect &&
+	test_cmp expect first.ours
+'
+
+test_expect_success 'a user file where a tracked directory was, the target has a file there: both groups, as git' '
+	git init -q both && (
+		cd both && mkdir d && echo f >d/f.txt && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -rq d && echo file >d && git add d && git commit -qm two &&
+		git checkout -q main && rm -rf d && echo mine >d
+	) &&
+	fuzz_case both "checkout other" other &&
+	grep -v "^Aborting" err.git >expect && grep -v "^Aborting" err.ours >actual && test_cmp expect actual &&
+	test_line_count = 3 actual &&
+	git init -q both2 && (
+		cd both2 && mkdir d && echo f >d/f.txt && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && mkdir d/e && echo g >d/e/g && git add d && git commit -qm two &&
+		git checkout -q main && rm -rf d && echo mine >d
+	) &&
+	fuzz_case both2 "checkout other" other &&
+	grep -v "^Aborting" err.git >expect && grep -v "^Aborting" err.ours >actual && test_cmp expect actual &&
+	test_line_count = 6 actual
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
