@@ -36,6 +36,7 @@ import msgspec
 from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from .autoworkers import AutoWorkers, auto_workers
 from .checkoutindex import select_entries
+from .cleancheck import CheckinAttributes
 from .config import (
     AUTO_WORKERS,
     eol_config,
@@ -53,6 +54,7 @@ from .pathspec import PathspecError, parse_pathspec
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
+from .refresh import refresh_entries
 from .repository import EMPTY, Repository, RevisionError, TreeFiles
 from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 from .wrapper import show_path, write_in_full
@@ -233,6 +235,8 @@ class Checkout:
             path = os.path.expanduser(os.fsdecode(global_file))
             glob_data = _read_file(path)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
+        self._checkin = CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol,
+                                          self.drivers)
         self._path_attrs: dict[bytes, ConvAttrs] = {}
         self._attrs_trivial = self._attrs.empty and not any(
             p.endswith(b"/.gitattributes") for p in (*files, *index)
@@ -258,6 +262,11 @@ class Checkout:
         # counted before the writes; git-lfs installs one system-wide).
         self._path_attrs[path] = ca
         return ca
+
+    def to_git(self, e: Entry, data: bytes) -> bytes | None:
+        """``data``, the file of ``e``, as the index would store it (cleancheck.py), or None."""
+        checkin = getattr(self, "_checkin", None)
+        return checkin.to_git(e, data) if checkin is not None else None
 
     def to_worktree(self, e: Entry) -> bytes | None:
         """The bytes checkout would write for ``e`` (for modification checks)."""
@@ -726,22 +735,24 @@ def _read_file(path: str) -> bytes | None:
         return None
 
 
-def _ignore_matcher(repo: Repository) -> Callable[[bytes], bool]:
-    """``is_excluded`` through dulwich's ignore rules, built only when asked."""
-    manager = None
+def _ignore_matcher(repo: Repository, index, per_directory_only: bool = False) -> Callable[[bytes], bool]:
+    """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
+    info/exclude and each directory's .gitignore; ``per_directory_only``: the
+    .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
+    from .ignore import IgnoreRules
 
-    def ignored(path: bytes) -> bool:
-        nonlocal manager
-        if manager is None:
-            from dulwich.ignore import IgnoreFilterManager
-
-            manager = IgnoreFilterManager.from_repo(repo.dulwich)
-        try:
-            return bool(manager.is_ignored(path.decode("utf-8", "surrogateescape")))
-        except Exception:  # noqa: BLE001 - an unreadable ignore file ignores nothing
-            return False
-
-    return ignored
+    env = repo.environ
+    try:
+        name = os.fsdecode(repo.config.get((b"core",), b"excludesfile"))
+    except KeyError:
+        home = env.get("HOME")
+        xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+        name = os.path.join(xdg, "git", "ignore") if xdg else None
+    if name and name.startswith("~") and env.get("HOME"):
+        name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
+    excludes = _read_file(name) if name and not per_directory_only else None
+    info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
+    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
 
 
 def run_checkout(
@@ -802,13 +813,16 @@ def run_checkout(
         top = co.top
         if opts.force or clone is not None:
             plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                              core=co.core)
+                              core=co.core, to_git=co.to_git)
         else:
             # No index file yet (``clone -n``, unborn branch): git's
             # initial_checkout, every entry new, untracked files protected.
             unborn = not old.entries and not old.mtime_ns
+            refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo), co.core)
+                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
+                               core=co.core, to_git=co.to_git,
+                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True))
         if clone is None:
             _refuse_submodule_recursion(repo, opts, plan, old.entries)
         _execute(co, plan, opts, err)
@@ -940,7 +954,7 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
             mode = e.mode
         else:
             changed = not e.uptodate and not worktree_matches(e, full, st, co.repo.hash_name, co.to_worktree,
-                                                              racy_ns, co.core)
+                                                              racy_ns, co.core, co.to_git)
             mode = _mode_of(st) if changed else e.mode
         if t is None:
             lines.append(f"A\t{name}\n")

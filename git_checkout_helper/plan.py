@@ -106,13 +106,16 @@ def worktree_matches(
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
     core: CoreSettings = DEFAULT_CORE,
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
 ) -> bool:
     """``ie_match_stat`` then ``ce_modified_check_fs``: is the file still ``entry``?
 
     Stat data first; when it differs (or the entry is racy) the content is
-    compared: the file's blob hash against the entry, and, for converted
+    compared: with ``to_git`` as git does, the file converted for the index
+    hashed against the entry (cleancheck.py); otherwise, or when ``to_git``
+    cannot tell, the file's blob hash against the entry, and, for converted
     files, the file against the blob converted for the work tree
-    (``to_worktree``), which avoids re-implementing the clean direction.
+    (``to_worktree``).
     ``core``: ``core.symlinks=false`` takes a regular file for a symlink
     entry (its content compared with the link's blob), ``core.fileMode=false``
     ignores the x bit, ``core.checkStat``/``core.trustctime`` narrow the stat
@@ -139,6 +142,10 @@ def worktree_matches(
         return False
     with open(path, "rb") as f:
         data = f.read()
+    if to_git is not None:
+        clean = to_git(entry, data)
+        if clean is not None:
+            return blob_hash(clean, hash_name) == entry.oid
     if blob_hash(data, hash_name) == entry.oid:
         return True
     converted = to_worktree(entry)
@@ -217,6 +224,7 @@ def plan_reset(
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
     core: CoreSettings = DEFAULT_CORE,
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
 ) -> Plan:
     """``oneway_merge`` (``checkout -f``, clone): the target, whatever is there.
 
@@ -230,9 +238,10 @@ def plan_reset(
         e = _entry(path, mo)
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
-            st = wt.lstat(path)
-            if st is not None and worktree_matches(cur, top + path, st, hash_name, to_worktree, racy_timestamp_ns,
-                                                core):
+            from .refresh import reset_needs_update
+
+            if not reset_needs_update(cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns,
+                                      to_git, core):
                 plan.entries[path] = cur
                 continue
         plan.entries[path] = e
@@ -253,13 +262,25 @@ def plan_switch(
     racy_timestamp_ns: int,
     ignored: Callable[[bytes], bool],
     core: CoreSettings = DEFAULT_CORE,
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+    ignored_in_subdir: Callable[[bytes], bool] | None = None,
 ) -> Plan:
-    """``twoway_merge`` for every path, then the safety checks; raises PlanError."""
+    """``twoway_merge`` for every path, then the safety checks; raises PlanError.
+
+    ``ignored`` is ``is_excluded`` with the standard excludes;
+    ``ignored_in_subdir`` what ``verify_clean_subdirectory`` counts as
+    ignored in a directory the checkout replaces (default: ``ignored``).
+    """
+    if ignored_in_subdir is None:
+        ignored_in_subdir = ignored
     plan = Plan()
     wt = _Worktree(top)
     overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
     not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE: the file differs (verify_uptodate)
     untracked: list[bytes] = []
+    untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
+    staged_gone: list[bytes] = []
+    leads: set[bytes] = set()  # refused as the leading file of a deeper path
     lose_dirs: list[bytes] = []
     hf, tf = head.files, target.files
     tracked = set(old)
@@ -271,7 +292,8 @@ def plan_switch(
             # lose"; ENOTDIR means a user's file stands where a leading
             # directory was, and is refused like a modified file.
             return cur.name in wt.notdir
-        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, core)
+        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, core,
+                                    to_git)
 
     for path in sorted(set(hf) | set(tf) | set(old)):
         h, t, cur = hf.get(path), tf.get(path), old.get(path)
@@ -290,12 +312,20 @@ def plan_switch(
         if not index_is_head:
             if cur is not None or t is not None:
                 overwrite.append(path)
+            else:
+                # Staged deletion of a path the target drops too (deleted_entry
+                # without an index entry): an untracked file there would be
+                # removed, so verify_absent.
+                staged_gone.append(path)
             continue
         if te is None and cur is not None and cur.mode != S_IFGITLINK:
             # deleted_entry's verify_absent_if_directory: a directory took
-            # the leaving file's place; untracked files in it would be lost.
+            # the leaving file's place; untracked files in it would be lost
+            # (check_ok_to_remove: unless the directory is excluded). A
+            # directory without any is still a change (verify_uptodate, below).
             st = wt.lstat(path)
-            if st is not None and stat_mod.S_ISDIR(st.st_mode) and wt.untracked_below(path, tracked, ignored):
+            if (st is not None and stat_mod.S_ISDIR(st.st_mode) and not ignored(path)
+                    and wt.untracked_below(path, tracked, ignored_in_subdir)):
                 lose_dirs.append(path)
                 continue
         if cur is not None and cur.mode != S_IFGITLINK and modified(cur):
@@ -320,6 +350,7 @@ def plan_switch(
         if lead is not None:
             if lead not in tracked and not ignored(lead):
                 untracked.append(lead)
+                leads.add(lead)
             continue
         st = wt.lstat(path)
         if st is not None:
@@ -330,15 +361,35 @@ def plan_switch(
                 # first: one with local changes is the error, not the dir.
                 if any(p.startswith(path + b"/") for p in not_uptodate):
                     continue
-                lost = wt.untracked_below(path, tracked, ignored)
+                if ignored(path):
+                    continue  # check_ok_to_remove: an excluded directory goes, contents and all
+                lost = wt.untracked_below(path, tracked, ignored_in_subdir)
                 if lost:
                     lose_dirs.append(path)
             elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree, core):
                 untracked.append(path)
-    if overwrite or not_uptodate or lose_dirs or untracked:
+    for path in staged_gone:
+        lead = wt.leading_file(path)
+        if lead is not None:
+            if lead not in tracked and not ignored(lead):
+                untracked_removed.append(lead)
+                leads.add(lead)
+            continue
+        st = wt.lstat(path)
+        if st is None or ignored(path):
+            continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            if wt.untracked_below(path, tracked, ignored_in_subdir):
+                lose_dirs.append(path)
+        else:
+            untracked_removed.append(path)
+    if overwrite or not_uptodate or lose_dirs or untracked or untracked_removed:
         # git stops at the first error of a directory/file pair and never
-        # looks below it: no errors for paths under a refused path.
-        refused = set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
+        # looks below it: no errors for paths under a refused path. (A
+        # leading file in the way of a deeper path is no entry of its own:
+        # unpack_trees still descends there.)
+        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
+                   | set(untracked_removed)) - leads
 
         def first(paths: list[bytes]) -> list[bytes]:
             out = []
@@ -351,7 +402,8 @@ def plan_switch(
             return out
 
         groups = [(ERROR_WOULD_OVERWRITE, first(overwrite)), (ERROR_WOULD_OVERWRITE, first(not_uptodate)),
-                  (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked))]
+                  (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked)),
+                  (ERROR_WOULD_LOSE_UNTRACKED_REMOVED, first(untracked_removed))]
         raise PlanError([(h, p) for h, p in groups if p])
     return plan
 

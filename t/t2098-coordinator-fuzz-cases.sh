@@ -93,6 +93,111 @@ test_expect_success 'an untracked file with the blob bytes where the checkout wr
 	printf "a\nb\n" >expect && test_cmp expect conv.ours/n.txt
 '
 
+test_expect_success 'a switch refreshes the stat data of the entries it keeps; -f rewrites stat-dirty ones' '
+	git init -q stat && (
+		cd stat && echo k >keep && echo c >chg && printf "a\nb\n" >conv.txt &&
+		git add . && git commit -qm one && git checkout -q -b other &&
+		echo c2 >chg && printf "*.txt eol=crlf\n" >.gitattributes &&
+		git add . && git commit -qm two && git checkout -q main
+	) &&
+	fuzz_case stat "checkout other" other &&
+	test_must_be_empty df.ours &&
+	fuzz_case stat "checkout -f other" "-f other" &&
+	test_must_be_empty df.ours &&
+	printf "a\r\nb\r\n" >expect && test_cmp expect stat.ours/conv.txt
+'
+
+test_expect_success 'a CRLF blob under text is modified for git (its file cleans to LF): the switch is refused' '
+	git init -q crlfblob && (
+		cd crlfblob && printf "a\r\nb\r\n" >f.txt && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && echo two >f.txt && git commit -qam two && git checkout -q main &&
+		printf "*.txt text\n" >.git/info/attributes
+	) &&
+	fuzz_case crlfblob "checkout other" other &&
+	echo 1 >expect && test_cmp expect rc.ours &&
+	test_grep "^	f.txt" err.ours
+'
+
+test_expect_success 'a file with mixed line endings that cleans to its staged blob is unmodified' '
+	git init -q mixed && (
+		cd mixed && printf "*.txt eol=crlf\n" >.gitattributes && echo a >f.txt && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q -b other && echo k2 >keep &&
+		git commit -qam two && git checkout -q main &&
+		printf "one\r\ntwo\n" >f.txt && git add f.txt
+	) &&
+	fuzz_case mixed "checkout other" other &&
+	test_must_be_empty df.ours
+'
+
+test_expect_success 'a per-directory .gitignore counts: the switch overwrites an ignored untracked file' '
+	git init -q gi && (
+		cd gi && mkdir src && printf "*.txt\n" >src/.gitignore && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q -b other &&
+		echo new >src/z.txt && git add -f src/z.txt && git commit -qm two && git checkout -q main &&
+		echo mine >src/z.txt
+	) &&
+	fuzz_case gi "checkout other" other &&
+	echo 0 >expect && test_cmp expect rc.ours
+'
+
+test_expect_success 'ignored only through info/exclude or core.excludesFile, in a directory that becomes a file: refused (2.39)' '
+	git init -q gx && (
+		cd gx && mkdir build && echo u >build/util.c && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q -b other &&
+		git rm -rq build && echo file >build && git add build && git commit -qm two && git checkout -q main &&
+		echo obj >build/x.o && echo "*.o" >.git/info/exclude
+	) &&
+	fuzz_case gx "checkout other" other &&
+	echo obj >expect && test_cmp expect gx.ours/build/x.o &&
+	(cd gx && echo "*.o" >"$HOME/fuzz-excludes" && git config core.excludesFile "$HOME/fuzz-excludes" &&
+	 : >.git/info/exclude) &&
+	fuzz_case gx "checkout other" other &&
+	echo obj >expect && test_cmp expect gx.ours/build/x.o &&
+	(cd gx && echo "*.o" >.gitignore) &&
+	fuzz_case gx "checkout other" other &&
+	test_path_is_file gx.ours/build
+'
+
+test_expect_success 'a directory, even empty, where a leaving tracked file was: refused as a local change' '
+	git init -q dleave && (
+		cd dleave && echo a >f && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -q f && git commit -qm two && git checkout -q main &&
+		rm f && mkdir f
+	) &&
+	fuzz_case dleave "checkout other" other &&
+	test_grep "^	f\$" err.ours
+'
+
+test_expect_success 'git rm --cached, then a target without the file: refused, the file would be removed' '
+	git init -q rmc && (
+		cd rmc && echo a >f && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -q f && git commit -qm two && git checkout -q main &&
+		git rm -q --cached f
+	) &&
+	fuzz_case rmc "checkout other" other &&
+	echo "error: The following untracked working tree files would be removed by checkout:" >expect &&
+	test_cmp expect first.ours
+'
+
+test_expect_success 'a user file where a tracked directory was, the target has a file there: both groups, as git' '
+	git init -q both && (
+		cd both && mkdir d && echo f >d/f.txt && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -rq d && echo file >d && git add d && git commit -qm two &&
+		git checkout -q main && rm -rf d && echo mine >d
+	) &&
+	fuzz_case both "checkout other" other &&
+	grep -v "^Aborting" err.git >expect && grep -v "^Aborting" err.ours >actual && test_cmp expect actual &&
+	test_line_count = 3 actual &&
+	git init -q both2 && (
+		cd both2 && mkdir d && echo f >d/f.txt && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && mkdir d/e && echo g >d/e/g && git add d && git commit -qm two &&
+		git checkout -q main && rm -rf d && echo mine >d
+	) &&
+	fuzz_case both2 "checkout other" other &&
+	grep -v "^Aborting" err.git >expect && grep -v "^Aborting" err.ours >actual && test_cmp expect actual &&
+	test_line_count = 6 actual
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

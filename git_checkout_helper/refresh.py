@@ -1,0 +1,60 @@
+"""``refresh_index`` (read-cache.c) as ``git checkout <branch>`` runs it first.
+
+Before its two-way merge, ``merge_working_tree`` refreshes the index
+(``REFRESH_QUIET``): every stage-0 entry whose file's stat data no longer
+matches but whose content still does takes the file's new stat data. The
+entries a switch keeps therefore leave the checkout stat-clean (``git
+diff-files`` says nothing of them), and the checks that follow see them up
+to date without reading them again.
+
+``-f`` does not refresh: ``oneway_merge`` with ``reset`` rewrites every
+entry whose stat data does not match (``reset_needs_update``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections.abc import Callable
+
+from .coresettings import DEFAULT_CORE, CoreSettings
+from .index import S_IFGITLINK, Entry
+from .plan import worktree_matches
+
+__all__ = ["refresh_entries", "reset_needs_update"]
+
+
+def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
+                    to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
+                    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+                    core: CoreSettings = DEFAULT_CORE) -> None:
+    """``refresh_cache_ent`` for each entry: fill the stat data of unchanged files, in place
+    (compared as the ``core.*`` settings say, :mod:`coresettings`)."""
+    for path, e in entries.items():
+        if e.mode == S_IFGITLINK or e.flags & 0x8000:  # gitlinks; CE_VALID (assume-unchanged)
+            continue
+        try:
+            st = os.lstat(top + path)
+        except OSError:
+            continue
+        if e.stat_matches(st, core.check_stat, core.trust_ctime) and not (
+                racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns):
+            continue
+        if worktree_matches(e, top + path, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git):
+            e.fill_stat(st)
+
+
+def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_name: str,
+                       to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
+                       to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+                       core: CoreSettings = DEFAULT_CORE) -> bool:
+    """``oneway_merge``'s ``ie_match_stat`` for an entry the target keeps:
+    rewritten unless its stat data (type, exec bit, times, inode, size)
+    still match, and, when racy, its content too."""
+    if st is None:
+        return True
+    if e.mode == S_IFGITLINK:
+        return not stat_mod.S_ISDIR(st.st_mode)
+    if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
+        return True
+    return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
