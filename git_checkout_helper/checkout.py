@@ -47,7 +47,8 @@ from .config import (
 from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from .entry import CheckoutState, show_path, write_in_full, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from .index import Entry, IndexLock, build_cache_tree, read_index, serialize_index
+from .index import Entry, IndexLock, build_cache_tree, read_index
+from .index_state import index_bytes
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
@@ -737,7 +738,7 @@ def run_checkout(
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        old = read_index(repo.dirs.index_path, repo.odb.object_format)
+        old = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
         if old.unmerged and not opts.force:
             # refresh_index lists them on stdout, then merge_working_tree fails.
             for name in old.unmerged:
@@ -767,7 +768,10 @@ def run_checkout(
         entries = [plan.entries[p] for p in sorted(plan.entries)]
         if clone is not None:
             co.report_collisions(entries)
-        lock.commit(serialize_index(entries, repo.hash_name, _cache_tree(target, plan)))
+        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
+                                worktree=co.top[:-1], switch=True, err=err,
+                                refreshed=not (opts.force or clone is not None),
+                                changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     except BaseException:
         lock.rollback()
         raise
@@ -1035,7 +1039,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
     lock = IndexLock(repo.dirs.index_path) if not prefix else None
     try:
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format)
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
         co.setup_attributes(None, idx.entries)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         todo = []
@@ -1058,7 +1062,8 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
             os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
         _execute(co, _plan_of(todo), opts, err)
         if lock is not None and not co.errors:
-            lock.commit(serialize_index(entries, repo.hash_name, None))
+            lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
+                                    switch=False, changed=bool(todo), err=err))
         if co.errors:
             raise CheckoutError("", 1)
     except BaseException:
@@ -1107,7 +1112,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format)
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
         specs = []
         for p in pathspecs:
             full = os.path.normpath(os.path.join(cwd_prefix, p)) if cwd_prefix not in ("", ".") else os.path.normpath(p)
@@ -1166,7 +1171,10 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)
-        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name, None))
+        lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
+                                worktree=co.top[:-1], switch=False, err=err,
+                                changed=bool(todo) or entries.keys() != idx.entries.keys(),
+                                changed_paths=sorted({e.name for e in todo} | (idx.entries.keys() - entries.keys()))))
     except BaseException:
         lock.rollback()
         raise
