@@ -290,6 +290,7 @@ def index_bytes(
     changed: bool,
     changed_paths=(),
     refreshed: bool = False,
+    unread: bool = False,
     err=None,
 ) -> bytes:
     """``write_locked_index`` after a checkout: the bytes for ``index.lock``.
@@ -337,7 +338,8 @@ def index_bytes(
         reuc = file.extension(b"REUC")
         if reuc is not None:
             exts.append((b"REUC", reuc))
-    untr = _untracked(file.extension(b"UNTR") if file is not None else None, changed, config, worktree, rawsz)
+    untr = _untracked(file.extension(b"UNTR") if file is not None else None, changed,
+                      None if unread else config, worktree, rawsz)
     if untr is not None:
         exts.append((b"UNTR", untr))
     fsmn = _fsmonitor(file.extension(b"FSMN") if file is not None else None, changed, config, len(entries))
@@ -345,7 +347,7 @@ def index_bytes(
         exts.append((b"FSMN", fsmn))
     blocks, eoie = _threads_settings(config, len(entries))
     split = state.split if state is not None else None
-    want = _cfg_bool(config, "core.splitIndex")
+    want = None if unread else _cfg_bool(config, "core.splitIndex")
     if want is False:
         split = None
     if split is not None or want:
