@@ -53,6 +53,7 @@ from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
 from .repository import EMPTY, S_IFGITLINK, Repository, RevisionError, TreeFiles
+from .sparse import clear_skip_worktree_from_present_files
 from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
@@ -739,6 +740,7 @@ def run_checkout(
     try:
         co = Checkout(repo, opts, err, trace)
         old = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
         if old.unmerged and not opts.force:
             # refresh_index lists them on stdout, then merge_working_tree fails.
             for name in old.unmerged:
@@ -762,7 +764,10 @@ def run_checkout(
             unborn = not old.entries and not old.mtime_ns
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
                                repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo))
+        sparse_warnings = _apply_sparse(co, plan, old.entries)
         _execute(co, plan, opts, err)
+        if sparse_warnings:
+            err.write(sparse_warnings)
         if co.errors:
             raise CheckoutError("", 1)
         entries = [plan.entries[p] for p in sorted(plan.entries)]
@@ -799,6 +804,17 @@ def run_checkout(
             # config cache predates the new upstream.)
             out.write(repo.tracking_info(tracked) or "")
     return co.report
+
+
+def _apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
+    """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
+    from .sparse import apply_sparse_checkout, load_sparse_checkout
+
+    sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)
+    if sparse is None:
+        return ""
+    return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
+        e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0))
 
 
 def _oneline(repo: Repository, commit: bytes) -> str:
@@ -857,6 +873,12 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
         name = path.decode("utf-8", "surrogateescape")
         if e is None:
             lines.append(f"D\t{name}\n")
+            continue
+        if e.extended_flags & 0x4000:  # skip-worktree: the index entry stands for the file
+            if t is None:
+                lines.append(f"A\t{name}\n")
+            elif (e.mode, e.oid) != t:
+                lines.append(f"{'T' if (e.mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
             continue
         full = co.top + path
         st = _lstat_or_none(full)
@@ -1040,10 +1062,13 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
     try:
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
         idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         co.setup_attributes(None, idx.entries)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         todo = []
         for e in entries:
+            if e.extended_flags & 0x4000:
+                continue  # skip-worktree entries are not checked out (checkout_all)
             full = co.out_top + e.name
             try:
                 st = os.lstat(full)
@@ -1113,6 +1138,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     try:
         co = Checkout(repo, opts, err, trace)
         idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         specs = []
         for p in pathspecs:
             full = os.path.normpath(os.path.join(cwd_prefix, p)) if cwd_prefix not in ("", ".") else os.path.normpath(p)
