@@ -1160,9 +1160,11 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             i = pathspec.match(path)
             if i < 0:
                 continue
-            matched[i] = True
             e = source[path]
             cur = idx.entries.get(path)
+            if cur is not None and cur.extended_flags & 0x4000 and (treeish is None or cur.same_object(e)):
+                continue  # skip-worktree: neither matched nor written (mark_ce_for_checkout_overlay)
+            matched[i] = True
             if treeish is None or (cur is not None and cur.same_object(e)):
                 e = cur
                 try:
@@ -1200,7 +1202,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
                                 worktree=co.top[:-1], switch=False, err=err,
                                 changed=bool(todo) or entries.keys() != idx.entries.keys(),
-                                changed_paths=sorted({e.name for e in todo} | (idx.entries.keys() - entries.keys()))))
+                                changed_paths=sorted({e.name for e in todo if not e.same_object(idx.entries.get(e.name))}
+                                                     | (idx.entries.keys() - entries.keys()))))
     except BaseException:
         lock.rollback()
         raise

@@ -40,6 +40,9 @@ OPS = {
     "force": (["checkout", "-q", "-f", "far"], ["parallel-checkout", "-q", "-f", "far"]),
     "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all"]),
     "nothing": (["checkout", "-q", "master"], ["parallel-checkout", "-q", "master"]),
+    "restore-paths": (["checkout", "far", "--", "a", "b"], ["parallel-checkout", "far", "--", "a", "b"]),
+    "restore-outside-from-index": (["checkout", "--", "b"], ["parallel-checkout", "--", "b"]),
+    "restore-outside-from-tree": (["checkout", "far", "--", "b"], ["parallel-checkout", "far", "--", "b"]),
 }
 
 
