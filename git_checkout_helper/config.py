@@ -122,10 +122,30 @@ def read_config(dirs: GitDirs | None, environ: Mapping[str, str]) -> StackedConf
     if counted is not None:
         backends.append(counted)
     if dirs is not None:
+        n = len(backends)
         _append_file(backends, dirs.config_path)
+        if len(backends) > n:
+            _append_worktree_config(backends, dirs)
     for path in _global_config_paths(environ):
         _append_file(backends, path)
     return StackedConfig(backends)
+
+
+def _append_worktree_config(backends: list[ConfigFile], dirs: GitDirs) -> None:
+    """``extensions.worktreeConfig``: ``$GIT_DIR/config.worktree`` (where
+    ``git sparse-checkout`` puts ``core.sparseCheckout``), read after the
+    repository's config so that it wins."""
+    repo_cfg = backends[-1]
+    try:
+        on = git_config_bool(
+            "extensions.worktreeConfig", repo_cfg.get((b"extensions",), b"worktreeConfig"))
+    except KeyError:
+        return
+    if on:
+        before = len(backends)
+        _append_file(backends, os.path.join(dirs.gitdir, "config.worktree"))
+        if len(backends) > before:
+            backends.insert(before - 1, backends.pop())
 
 
 def _append_file(backends: list[ConfigFile], path: str) -> None:

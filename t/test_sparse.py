@@ -86,3 +86,18 @@ def test_bad_cone_file_falls_back_to_patterns():
     s = SparseCheckout([b"/*", b"!/*/", b"*.txt"], cone=True)
     assert s.recursive is None
     assert s.included(b"x/y.txt") and s.included(b"top") and not s.included(b"x/y")
+
+
+@pytest.mark.parametrize("op", ["far-switch", "force"])
+def test_sparse_checkout_command_twins(tmp_path, env, op):
+    """Set up by ``git sparse-checkout set`` (its settings in config.worktree)."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        setup(p, env, "v2")
+        git(p, env, "sparse-checkout", "set", "b/sub")
+        assert "sparseCheckout" not in (p / ".git" / "config").read_text()
+    gcmd, ocmd = OPS[op]
+    g = run(["git", *gcmd], theirs, env, check=False)
+    o = run([*OURS, *ocmd], ours, env, check=False)
+    assert (o.returncode, o.stdout, o.stderr) == (g.returncode, g.stdout, g.stderr)
+    assert state(ours, env) == state(theirs, env)
