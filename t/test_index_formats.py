@@ -60,6 +60,8 @@ MODES = {
                         ["status", "-uall"]],
     "many-files": [["config", "feature.manyFiles", "true"], ["!", "rm .git/index"], ["reset", "-q"],
                    ["!", "echo u > untracked1"], ["status"]],
+    "fsmonitor": [["!", "printf '#!/bin/sh\\nprintf \"token\\\\0/\\\\0\"\\n' > .git/fsm-hook; chmod +x .git/fsm-hook; "
+                         "git config core.fsmonitor \"$PWD/.git/fsm-hook\""], ["status"]],
     "threads": [["config", "index.threads", "2"], ["config", "index.recordOffsetTable", "true"],
                 ["config", "index.recordEndOfIndexEntries", "true"], ["update-index", "--index-version", "4"]],
 }
@@ -184,7 +186,7 @@ def test_twin_clone(tmp_path, env, mode):
 
 # -- round trip ---------------------------------------------------------------
 
-ROUND_TRIP_MODES = list(MODES) + ["reuc", "fsmonitor", "sha256"]
+ROUND_TRIP_MODES = list(MODES) + ["reuc", "fsmonitor-hook", "sha256"]
 
 
 def _make_for_round_trip(tmp_path, env, mode) -> Path:
@@ -204,7 +206,7 @@ def _make_for_round_trip(tmp_path, env, mode) -> Path:
         run(["git", "merge", "far"], path, env, check=False)
         (path / "a" / "f1").write_text("resolved\n")
         git(path, env, "add", "a")
-    if mode == "fsmonitor":
+    if mode == "fsmonitor-hook":
         hook = path / "fsm-hook"
         hook.write_text("#!/bin/sh\nprintf 'token\\0/\\0'\n")
         hook.chmod(0o755)
@@ -230,7 +232,8 @@ def test_round_trip_byte_identical(tmp_path, env, mode):
                                      idx.extension(b"EOIE") is not None)
         assert again == data, f.name
     expected = {"split": b"link", "split-v4": b"link", "sha256": b"link", "untracked-cache": b"UNTR",
-                "many-files": b"UNTR", "threads": b"IEOT", "reuc": b"REUC", "fsmonitor": b"FSMN"}.get(mode)
+                "many-files": b"UNTR", "threads": b"IEOT", "reuc": b"REUC", "fsmonitor": b"FSMN",
+                "fsmonitor-hook": b"FSMN"}.get(mode)
     if expected:
         assert expected in sigs
     if mode == "threads":
