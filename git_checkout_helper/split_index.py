@@ -284,8 +284,11 @@ def write_split_index(
             delete.append(i)
             continue
         b = base_entries[i]
+        # CE_UPTODATE as git has it: written by this checkout (fill_stat_cache_info
+        # marks regular files only), or carried over and refreshed.
+        git_uptodate = e.mode & 0o170000 == 0o100000 if e.uptodate else refreshed
         update = (not fresh and (i in split.replaced or not _ondisk_same(e, b))) or (
-            not e.uptodate and not refreshed and _racy(e, timestamp_ns))
+            not git_uptodate and _racy(e, timestamp_ns))
         if update:
             replace_pos.append(i)
             out.append(e)
