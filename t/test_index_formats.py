@@ -377,3 +377,23 @@ def test_twin_far_switch_with_helpers(tmp_path, env, mode):
     git(theirs, env, "checkout", "-q", "far")
     run([*OURS, "parallel-checkout", "-q", "far"], ours, dict(env, GIT_TEST_CHECKOUT_WORKERS="2"))
     assert state(ours, env) == state(theirs, env)
+
+
+@pytest.mark.parametrize("ours_cmd,git_cmd", [
+    (["parallel-checkout", "--all"], ["checkout-index", "-u", "-a"]),
+    (["parallel-checkout", "--", "a/f2"], ["checkout", "--", "a/f2"]),
+    (["parallel-checkout", "-q", "-f", "far"], ["checkout", "-q", "-f", "far"]),
+])
+def test_unmerged_entries_kept_or_dropped_as_git(tmp_path, env, ours_cmd, git_cmd):
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        setup(p, env, "v2")
+        git(p, env, "checkout", "-qb", "x", "near")
+        (p / "a" / "f1").write_text("x\n")
+        git(p, env, "commit", "-qam", "x")
+        run(["git", "merge", "far"], p, env, check=False)
+        assert "a/f1" in git(p, env, "ls-files", "-u")
+    run(["git", *git_cmd], theirs, env, check=False)
+    run([*OURS, *ours_cmd], ours, env, check=False)
+    assert git(ours, env, "ls-files", "-s") == git(theirs, env, "ls-files", "-s")
+    assert git(ours, env, "status", "--porcelain") == git(theirs, env, "status", "--porcelain")
