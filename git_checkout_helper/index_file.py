@@ -197,6 +197,7 @@ def serialize_index_file(
     ieot_blocks: int = 0,
     eoie: bool = False,
     strip_names: frozenset | set = frozenset(),
+    skip_hash: bool = False,
 ) -> bytes:
     """``do_write_index``: the bytes of an index file.
 
@@ -205,7 +206,8 @@ def serialize_index_file(
     above 1 writes an offset table of that many blocks (``record_ieot``);
     ``eoie`` the end-of-entries extension (``record_eoie``). Entries whose
     position is in ``strip_names`` are written with an empty name
-    (CE_STRIP_NAME: replacements in a split index).
+    (CE_STRIP_NAME: replacements in a split index). ``skip_hash``: a zero
+    trailer instead of the hash (``index.skipHash``, git 2.40 and later).
     """
     extended = any(e.extended_flags for e in entries)
     if version in (2, 3):
@@ -267,4 +269,4 @@ def serialize_index_file(
         payload = struct.pack(">I", offset) + eh.digest()
         ext_parts.append(b"EOIE" + struct.pack(">I", len(payload)) + payload)
     body = b"".join(parts + ext_parts)
-    return body + h(body).digest()
+    return body + (b"\0" * rawsz if skip_hash else h(body).digest())

@@ -369,5 +369,6 @@ def index_bytes(
             new_shared=split is None, refreshed=refreshed, ieot_blocks=blocks, eoie=eoie)
     from .index_file import serialize_index_file
 
-    return serialize_index_file(version, entries, exts, rawsz, blocks, eoie)
+    return serialize_index_file(version, entries, exts, rawsz, blocks, eoie,
+                                skip_hash=bool(_cfg_bool(config, "index.skipHash")))
 

@@ -334,6 +334,15 @@ def test_zero_trailing_hash_is_read(tmp_path, env):
     assert run(["git", "diff-files", "--quiet"], path, env, check=False).returncode == 0
 
 
+def test_index_skiphash_writes_a_zero_trailer(tmp_path, env):
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    git(path, env, "config", "index.skipHash", "true")
+    run([*OURS, "parallel-checkout", "-q", "far"], path, env)
+    assert (path / ".git" / "index").read_bytes()[-20:] == b"\0" * 20
+    assert git(path, env, "status", "--porcelain") == ""
+
+
 def test_refuses_missing_or_corrupt_shared_index(tmp_path, env):
     path = tmp_path / "r"
     setup(path, env, "split")
