@@ -49,13 +49,15 @@ from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_co
 from .coresettings import core_settings
 from .entry import CheckoutState, write_pc_item
 from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index, serialize_index
+from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index
+from .index_state import index_bytes
 from .pathspec import PathspecError, parse_pathspec
 from .pktline import LARGE_PACKET_DATA_MAX
 from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
 from .progress import Progress
 from .refresh import refresh_entries
 from .repository import EMPTY, Repository, RevisionError, TreeFiles
+from .sparse import clear_skip_worktree_from_present_files
 from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 from .wrapper import show_path, write_in_full
 
@@ -782,7 +784,8 @@ def run_checkout(
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        old = read_index(repo.dirs.index_path, repo.odb.object_format)
+        old = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
         if old.unmerged and not opts.force:
             # refresh_index lists them on stdout, then merge_working_tree fails.
             for name in old.unmerged:
@@ -825,13 +828,19 @@ def run_checkout(
                                ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True))
         if clone is None:
             _refuse_submodule_recursion(repo, opts, plan, old.entries)
+        sparse_warnings = _apply_sparse(co, plan, old.entries)
         _execute(co, plan, opts, err)
+        if sparse_warnings:
+            err.write(sparse_warnings)
         if co.errors:
             raise CheckoutError("", 1)
         entries = [plan.entries[p] for p in sorted(plan.entries)]
         if clone is not None:
             co.report_collisions(entries)
-        lock.commit(serialize_index(entries, repo.hash_name, _cache_tree(target, plan)))
+        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
+                                worktree=co.top[:-1], switch=True, err=err,
+                                refreshed=not (opts.force or clone is not None), unread=clone is not None,
+                                changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     except BaseException:
         lock.rollback()
         raise
@@ -875,6 +884,17 @@ def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
         die_if_checked_out(repo.dirs, branch)
     except NotAGitRepository as e:
         raise CheckoutError(f"fatal: {e}", 128) from None
+
+
+def _apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
+    """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
+    from .sparse import apply_sparse_checkout, load_sparse_checkout
+
+    sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)
+    if sparse is None:
+        return ""
+    return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
+        e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git))
 
 
 def _oneline(repo: Repository, commit: bytes) -> str:
@@ -942,6 +962,12 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
         name = path.decode("utf-8", "surrogateescape")
         if e is None:
             lines.append(f"D\t{name}\n")
+            continue
+        if e.extended_flags & 0x4000:  # skip-worktree: the index entry stands for the file
+            if t is None:
+                lines.append(f"A\t{name}\n")
+            elif (e.mode, e.oid) != t:
+                lines.append(f"{'T' if (e.mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
             continue
         full = co.top + path
         st = _lstat_or_none(full)
@@ -1148,10 +1174,13 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
     lock = IndexLock(repo.dirs.index_path) if not prefix else None
     try:
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format)
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         co.setup_attributes(None, idx.entries)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
-        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), entries, opts.force, co.core)
+        # skip-worktree entries are not checked out (checkout_all)
+        wanted = [e for e in entries if not e.extended_flags & 0x4000]
+        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force, co.core)
         if not opts.quiet:
             err.writelines(line + "\n" for line in exists)
         if fatal:
@@ -1162,7 +1191,8 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
             os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
         _execute(co, _plan_of(todo), opts, err)
         if lock is not None and not co.errors and not exists:
-            lock.commit(serialize_index(entries, repo.hash_name, None))
+            lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
+                                    switch=False, changed=bool(todo), err=err))
         if co.errors or exists:
             raise CheckoutError("", 1)
     except BaseException:
@@ -1190,7 +1220,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format)
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         try:
             pathspec = parse_pathspec(pathspecs, cwd_prefix)
         except PathspecError as e:
@@ -1198,7 +1229,6 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         entries = dict(idx.entries)
         todo: list[Entry] = []
         added: set[bytes] = set()
-        replaced: list[bytes] = []
         if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
             tree = repo.read_tree(treeish)
             source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
@@ -1211,10 +1241,12 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             source = idx.entries
         co.setup_attributes(tree, idx.entries)
         for path in sorted(source):
-            if not pathspec.match(path):
-                continue
             e = source[path]
             cur = idx.entries.get(path)
+            if cur is not None and cur.extended_flags & 0x4000 and (treeish is None or cur.same_object(e)):
+                continue  # skip-worktree: neither matched nor written (mark_ce_for_checkout_overlay)
+            if not pathspec.match(path):
+                continue
             if treeish is None or (cur is not None and cur.same_object(e)):
                 e = cur
                 try:
@@ -1224,8 +1256,6 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 except (FileNotFoundError, NotADirectoryError):
                     pass
                 e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
-            else:
-                replaced.append(path)  # add_index_entry: cache_tree_invalidate_path
             if path not in entries:
                 added.add(path)
             entries[path] = e
@@ -1252,31 +1282,19 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)
-        lock.commit(serialize_index([entries[p] for p in sorted(entries)], repo.hash_name,
-                                    _kept_cache_tree(repo, replaced)))
+        # add_index_entry: cache_tree_invalidate_path for each entry added or
+        # replaced, and for those the replacement removed.
+        lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
+                                worktree=co.top[:-1], switch=False, err=err,
+                                changed=bool(todo) or entries.keys() != idx.entries.keys(),
+                                changed_paths=sorted({e.name for e in todo if not e.same_object(idx.entries.get(e.name))}
+                                                     | (idx.entries.keys() - entries.keys()))))
     except BaseException:
         lock.rollback()
         raise
     # git prints "Updated N paths from ..." only without "--", which our
     # command line always has: nothing to say.
     return co.report
-
-
-def _kept_cache_tree(repo: Repository, invalidated: list[bytes]) -> bytes | None:
-    """The index's TREE extension with the trees on ``invalidated`` paths
-    invalidated (:mod:`cachetree`); None when there was none or it cannot be read."""
-    from .cachetree import CacheTree, read_tree_extension
-
-    try:
-        raw = read_tree_extension(repo.dirs.index_path, repo.odb.object_format)
-        if raw is None:
-            return None
-        tree = CacheTree.parse(raw, repo.odb.object_format.oid_length)
-    except (ValueError, OSError):
-        return None  # dropping a cache-tree loses nothing but time
-    for path in invalidated:
-        tree.invalidate(path)
-    return tree.serialize()
 
 
 def checkout(

@@ -406,6 +406,7 @@ def _run_coordinated(fn) -> int:
     from .clone import CloneError
     from .config import ConfigError
     from .index import IndexLockedError, IndexWriteError
+    from .index_file import IndexFormatError
     from .odb import NotAGitRepository
     from .plan import PlanError
     from .repository import RevisionError
@@ -430,6 +431,9 @@ def _run_coordinated(fn) -> int:
     except RevisionError as e:
         sys.stderr.write(f"error: {e}\n")
         return 1
+    except IndexFormatError as e:
+        sys.stderr.write(f"{e}\n")
+        return e.code
     except CheckoutError as e:
         if str(e):
             sys.stderr.write(f"{e}\n")

@@ -83,6 +83,7 @@ class Entry(msgspec.Struct, gc=False):
     flags: int = 0  # the high bits of the on-disk flags (assume-valid)
     extended_flags: int = 0
     uptodate: bool = False  # CE_UPTODATE: in core only
+    base: int = 0  # ce->index: 1 + position in the shared index of a split index, 0 if none
 
     def fill_stat(self, st) -> None:
         """``fill_stat_cache_info``, from an ``os.stat_result`` or a helper's
@@ -177,35 +178,15 @@ class ReadIndex(msgspec.Struct):
     version: int
     mtime_ns: int  # istate->timestamp; 0 when there was no index
     unmerged: list  # names with stage > 0
+    source: object = None  # index_state.IndexState: what the file held beyond the entries
 
 
-def read_index(path: str, object_format) -> ReadIndex:
-    """Read ``path`` with dulwich; a missing index is an empty one."""
-    from dulwich.index import ConflictedIndexEntry, read_index_dict_with_version
+def read_index(path: str, object_format, warn=None) -> ReadIndex:
+    """``read_index_from``: the index at ``path`` (a missing one is empty),
+    read completely or refused (see :mod:`index_state`)."""
+    from .index_state import read_index_state
 
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        return ReadIndex({}, 2, 0, [])
-    with f:
-        st = os.fstat(f.fileno())
-        entries, version, _ext = read_index_dict_with_version(f, object_format)
-    out: dict[bytes, Entry] = {}
-    unmerged = []
-    for name, e in entries.items():
-        if isinstance(e, ConflictedIndexEntry):
-            unmerged.append(name)
-            continue
-        ct, mt = e.ctime, e.mtime
-        if not isinstance(ct, tuple):
-            ct = (int(ct), 0)
-        if not isinstance(mt, tuple):
-            mt = (int(mt), 0)
-        out[name] = Entry(
-            name, e.mode, bytes.fromhex(e.sha.decode()), ct[0], ct[1], mt[0], mt[1],
-            e.dev, e.ino, e.uid, e.gid, e.size, e.flags & 0x8000, e.extended_flags,
-        )
-    return ReadIndex(out, version, st.st_mtime_ns, unmerged)
+    return read_index_state(path, object_format, warn)
 
 
 _ENTRY = {n: struct.Struct(f">10I{n}sH") for n in (20, 32)}

@@ -1,0 +1,272 @@
+"""The index file format, read and written as ``read-cache.c`` does.
+
+``parse_index`` mirrors ``do_read_index``: ``verify_hdr`` (signature,
+versions 2 to 4, the trailing hash, which an all-zero trailer skips as
+``index.skipHash`` asks), ``create_from_disk`` (extended flags,
+version 4's prefix-compressed names with ``varint.c`` numbers), and
+``read_index_extension``'s rule for extensions: those we know are kept as
+they are (``TREE``, ``REUC``, ``link``, ``UNTR``, ``FSMN``, ``EOIE``,
+``IEOT``, ``sdir``), an unknown one whose signature starts with an
+uppercase letter is optional ("ignoring XXXX extension", and not written
+back), any other is required and the index is refused.
+
+``serialize_index_file`` mirrors ``do_write_index``: version 2 or 3 as the
+entries need (version 3 demoted to 2 when no entry has extended flags),
+version 4 with ``ce_write_entry``'s name compression, the extensions in
+git's order, and ``IEOT``/``EOIE`` when ``record_ieot``/``record_eoie``
+ask for them. A file git wrote is written back byte for byte.
+
+Dulwich's reader is not used here: it stops at the first extension whose
+signature is not four uppercase letters (so ``link`` and ``sdir`` were
+silently lost), does not check the trailing hash, and encodes version 4
+strip lengths as LEB128 instead of git's offset varint (equal below 128
+only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+from .index import CE_EXTENDED, CE_NAMEMASK, Entry
+
+__all__ = [
+    "CE_INTENT_TO_ADD",
+    "CE_SKIP_WORKTREE",
+    "IndexFile",
+    "IndexFormatError",
+    "decode_varint",
+    "encode_varint",
+    "parse_index",
+    "serialize_index_file",
+]
+
+CE_STAGEMASK = 0x3000
+CE_VALID = 0x8000
+# The on-disk 16 bits of the extended flags (CE_INTENT_TO_ADD, CE_SKIP_WORKTREE >> 16).
+CE_INTENT_TO_ADD = 0x2000
+CE_SKIP_WORKTREE = 0x4000
+CE_EXTENDED_FLAGS = CE_INTENT_TO_ADD | CE_SKIP_WORKTREE
+
+KNOWN_EXTENSIONS = (b"TREE", b"REUC", b"link", b"UNTR", b"FSMN", b"EOIE", b"IEOT", b"sdir")
+# do_write_index's order; EOIE is always last.
+WRITE_ORDER = (b"IEOT", b"link", b"TREE", b"REUC", b"UNTR", b"FSMN", b"sdir")
+
+
+class IndexFormatError(Exception):
+    """An index we cannot read completely: git's lines (``error: ...`` then
+    ``fatal: ...``), exit code 128."""
+
+    code = 128
+
+
+def _corrupt(*lines: str) -> IndexFormatError:
+    return IndexFormatError("\n".join(list(lines) + ["fatal: index file corrupt"]))
+
+
+def decode_varint(data, pos: int) -> tuple[int, int]:
+    """``varint.c`` ``decode_varint``: (value, next position)."""
+    c = data[pos]
+    pos += 1
+    val = c & 127
+    while c & 128:
+        val += 1
+        c = data[pos]
+        pos += 1
+        val = (val << 7) + (c & 127)
+    return val, pos
+
+
+def encode_varint(value: int) -> bytes:
+    """``varint.c`` ``encode_varint``."""
+    out = [value & 127]
+    value >>= 7
+    while value:
+        value -= 1
+        out.append(128 | (value & 127))
+        value >>= 7
+    return bytes(reversed(out))
+
+
+class IndexFile:
+    """One index file as read: every entry (all stages, in file order),
+    the extensions (signature, payload) in file order, optional ones git
+    ignores left out, and the trailing hash."""
+
+    __slots__ = ("version", "entries", "extensions", "checksum", "warnings")
+
+    def __init__(self, version: int, entries: list[Entry], extensions: list[tuple[bytes, bytes]],
+                 checksum: bytes, warnings: list[str]) -> None:
+        self.version = version
+        self.entries = entries
+        self.extensions = extensions
+        self.checksum = checksum
+        self.warnings = warnings
+
+    def extension(self, sig: bytes) -> bytes | None:
+        for s, data in self.extensions:
+            if s == sig:
+                return data
+        return None
+
+
+_FIXED = {n: struct.Struct(f">10I{n}sH") for n in (20, 32)}
+
+
+def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
+    """``do_read_index`` over the bytes of an index file."""
+    size = len(data)
+    if size < 12 + rawsz:
+        raise IndexFormatError(f"fatal: {path}: index file smaller than expected")
+    sig, version, nr = struct.unpack_from(">4sII", data, 0)
+    if sig != b"DIRC":
+        raise _corrupt(f"error: bad signature 0x{int.from_bytes(sig, 'little'):08x}")
+    if not 2 <= version <= 4:
+        raise _corrupt(f"error: bad index version {version}")
+    trailer = data[size - rawsz:]
+    if trailer != b"\0" * rawsz:
+        h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
+        if h(memoryview(data)[:size - rawsz]).digest() != trailer:
+            raise _corrupt("error: bad index file sha1 signature")
+    fixed = _FIXED[rawsz]
+    unpack = fixed.unpack_from
+    flags_end = fixed.size
+    end = size - rawsz
+    entries: list[Entry] = []
+    append = entries.append
+    pos = 12
+    prev = b""
+    try:
+        for _ in range(nr):
+            (cs, cn, ms, mn, dev, ino, mode, uid, gid, fsize, oid, flags) = unpack(data, pos)
+            p = pos + flags_end
+            ext = 0
+            if flags & CE_EXTENDED:
+                ext = struct.unpack_from(">H", data, p)[0]
+                p += 2
+                if ext & ~CE_EXTENDED_FLAGS:
+                    raise IndexFormatError(f"fatal: unknown index entry format 0x{ext << 16:08x}")
+            namelen = flags & CE_NAMEMASK
+            if version == 4:
+                strip, p = decode_varint(data, p)
+                if strip > len(prev):
+                    raise IndexFormatError("fatal: malformed name field in the index, near path '"
+                                           + prev.decode("utf-8", "replace") + "'")
+                nul = data.index(b"\0", p)
+                name = prev[:len(prev) - strip] + data[p:nul]
+                pos = nul + 1
+            else:
+                if namelen == CE_NAMEMASK:
+                    nul = data.index(b"\0", p)
+                else:
+                    nul = p + namelen
+                name = data[p:nul]
+                # ondisk_ce_size: the fixed part + name + NUL, padded to 8.
+                pos += (flags_end + (2 if flags & CE_EXTENDED else 0) + len(name) + 8) & ~7
+            if namelen != CE_NAMEMASK and namelen != len(name):
+                raise _corrupt(f"error: index entry name length mismatch near '{name.decode('utf-8', 'replace')}'")
+            if pos > end:
+                raise _corrupt("error: index entries run past the end of the file")
+            append(Entry(name, mode, oid, cs, cn, ms, mn, dev, ino, uid, gid, fsize,
+                         flags & (CE_VALID | CE_STAGEMASK), ext))
+            prev = name
+    except (struct.error, ValueError, IndexError):
+        raise _corrupt("error: index entries are truncated") from None
+    extensions: list[tuple[bytes, bytes]] = []
+    warnings: list[str] = []
+    while pos <= end - 8:
+        sig, extsize = struct.unpack_from(">4sI", data, pos)
+        if pos + 8 + extsize > end:
+            raise _corrupt(f"error: index extension {sig.decode('latin-1')!s} runs past the end of the file")
+        payload = data[pos + 8:pos + 8 + extsize]
+        if sig in KNOWN_EXTENSIONS:
+            extensions.append((sig, payload))
+        elif not 65 <= sig[0] <= 90:
+            raise _corrupt(f"error: index uses {sig.decode('latin-1')} extension, which we do not understand")
+        else:
+            warnings.append(f"ignoring {sig.decode('latin-1')} extension")
+        pos += 8 + extsize
+    return IndexFile(version, entries, extensions, trailer, warnings)
+
+
+def serialize_index_file(
+    version: int,
+    entries: list[Entry],
+    extensions: list[tuple[bytes, bytes]],
+    rawsz: int = 20,
+    ieot_blocks: int = 0,
+    eoie: bool = False,
+    strip_names: frozenset | set = frozenset(),
+    skip_hash: bool = False,
+) -> bytes:
+    """``do_write_index``: the bytes of an index file.
+
+    ``extensions`` are written in git's order (IEOT first, EOIE last, which
+    are computed here, never taken from ``extensions``); ``ieot_blocks``
+    above 1 writes an offset table of that many blocks (``record_ieot``);
+    ``eoie`` the end-of-entries extension (``record_eoie``). Entries whose
+    position is in ``strip_names`` are written with an empty name
+    (CE_STRIP_NAME: replacements in a split index). ``skip_hash``: a zero
+    trailer instead of the hash (``index.skipHash``, git 2.40 and later).
+    """
+    extended = any(e.extended_flags for e in entries)
+    if version in (2, 3):
+        version = 3 if extended else 2
+    fixed = _FIXED[rawsz]
+    pack = fixed.pack
+    parts = [b"DIRC", struct.pack(">II", version, len(entries))]
+    append = parts.append
+    total = 12
+    ieot: list[tuple[int, int]] = []
+    per_block = -(-len(entries) // ieot_blocks) if ieot_blocks > 1 else 0
+    block_start, block_nr = total, 0
+    prev = b""
+    for i, e in enumerate(entries):
+        if per_block and i and i % per_block == 0:
+            ieot.append((block_start, block_nr))
+            block_start, block_nr = total, 0
+            prev = b"\0" + prev[1:] if prev else prev
+        name = b"" if i in strip_names else e.name
+        flags = min(len(name), CE_NAMEMASK) | (e.flags & ~(CE_NAMEMASK | CE_EXTENDED))
+        ext = e.extended_flags
+        if ext:
+            flags |= CE_EXTENDED
+        head = pack(e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino, e.mode,
+                    e.uid, e.gid, e.size, e.oid, flags)
+        if ext:
+            head += struct.pack(">H", ext)
+        if version == 4:
+            common = 0
+            limit = min(len(name), len(prev))
+            while common < limit and name[common] == prev[common]:
+                common += 1
+            chunk = head + encode_varint(len(prev) - common) + name[common:] + b"\0"
+            prev = name
+        else:
+            n = len(head) + len(name)
+            chunk = head + name + b"\0" * (8 - n % 8)
+        append(chunk)
+        total += len(chunk)
+        block_nr += 1
+    if per_block and block_nr:
+        ieot.append((block_start, block_nr))
+    offset = total
+    by_sig = dict(extensions)
+    ext_parts: list[bytes] = []
+    if len(ieot) > 1 or (per_block and ieot):
+        by_sig[b"IEOT"] = struct.pack(">I", 1) + b"".join(struct.pack(">II", o, n) for o, n in ieot)
+    else:
+        by_sig.pop(b"IEOT", None)
+    for sig in WRITE_ORDER:
+        if sig in by_sig:
+            ext_parts.append(sig + struct.pack(">I", len(by_sig[sig])))
+            ext_parts.append(by_sig[sig])
+    h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
+    if eoie and offset:
+        eh = h()
+        for k in range(0, len(ext_parts), 2):
+            eh.update(ext_parts[k])
+        payload = struct.pack(">I", offset) + eh.digest()
+        ext_parts.append(b"EOIE" + struct.pack(">I", len(payload)) + payload)
+    body = b"".join(parts + ext_parts)
+    return body + (b"\0" * rawsz if skip_hash else h(body).digest())

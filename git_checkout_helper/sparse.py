@@ -1,0 +1,211 @@
+"""Sparse checkout as ``unpack-trees.c`` applies it.
+
+``core.sparseCheckout`` with the per-worktree ``$GIT_DIR/info/sparse-checkout``
+patterns (``dir.c`` ``get_sparse_checkout_patterns``), cone or not
+(``core.sparseCheckoutCone``; a cone file git would not accept as cone
+falls back to full patterns, as ``add_pattern_to_hashsets`` does).
+
+:func:`apply_sparse_checkout` mirrors unpack-trees' two sparse loops
+(``mark_new_skip_worktree`` and ``apply_sparse_checkout``) over a plan:
+entries outside the patterns get skip-worktree and are not written; a
+clean file leaving the patterns is removed, a dirty one is kept (entry
+not skip-worktree) with git's warning; an entry coming back into the
+patterns is written unless a file is already there (kept, with git's
+warning); entries staying outside are neither written nor removed.
+
+The sparse index (``sdir`` directory entries) is not handled here: such an
+index is refused when read (see :mod:`index_state`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from .index import Entry
+from .index_file import CE_SKIP_WORKTREE
+
+__all__ = ["SparseCheckout", "apply_sparse_checkout", "load_sparse_checkout", "skip_worktree"]
+
+
+def skip_worktree(e: Entry) -> bool:
+    """``ce_skip_worktree``."""
+    return bool(e.extended_flags & CE_SKIP_WORKTREE)
+
+
+class SparseCheckout:
+    """The patterns of ``info/sparse-checkout``, matched as ``dir.c``
+    ``path_matches_pattern_list`` does (cone: the recursive and parent
+    directory sets; otherwise gitignore-style patterns, last match wins,
+    a directory's result the default for what is below it)."""
+
+    def __init__(self, lines: list[bytes], cone: bool) -> None:
+        self.recursive: set[bytes] | None = None
+        self.parents: set[bytes] = set()
+        if cone:
+            self._parse_cone(lines)
+        if self.recursive is None:
+            from dulwich.ignore import IgnoreFilter
+
+            self.filter = IgnoreFilter(lines)
+
+    def _parse_cone(self, lines: list[bytes]) -> None:
+        """``add_pattern_to_hashsets``: ``/*``, ``!/*/``, ``/d/``, ``!/d/*/``
+        only; anything else leaves cone matching off."""
+        recursive: set[bytes] = set()
+        parents: set[bytes] = set()
+        for line in lines:
+            if line in (b"/*", b"!/*/"):
+                continue
+            if line.startswith(b"!/") and line.endswith(b"/*/") and len(line) > 5:
+                d = line[2:-3]
+                if d not in recursive:
+                    return
+                recursive.discard(d)
+                parents.add(d)
+                continue
+            if line.startswith(b"/") and line.endswith(b"/") and len(line) > 2 and b"*" not in line:
+                recursive.add(line[1:-1])
+                continue
+            return
+        self.recursive, self.parents = recursive, parents
+
+    def included(self, path: bytes) -> bool:
+        """Is ``path`` (a file) inside the patterns?"""
+        if self.recursive is not None:
+            if path in self.recursive:
+                return True
+            slash = path.rfind(b"/")
+            if slash < 0:
+                return True  # every file at the top
+            if path[:slash] in self.parents:
+                return True
+            d = path
+            while slash >= 0:
+                d = d[:slash]
+                if d in self.recursive:
+                    return True
+                slash = d.rfind(b"/")
+            return False
+        # clear_ce_flags_dir / clear_ce_flags_1: each leading directory's
+        # decision is the default for what it holds.
+        result = False
+        parts = path.split(b"/")
+        for i in range(1, len(parts) + 1):
+            sub = b"/".join(parts[:i]) + (b"/" if i < len(parts) else b"")
+            last = None
+            for pat in self.filter.find_matching(sub):
+                last = pat
+            if last is not None:
+                result = last.is_exclude
+        return result
+
+
+def load_sparse_checkout(config, gitdir: str) -> SparseCheckout | None:
+    """``core.sparseCheckout`` and its patterns; None when it is off or the
+    pattern file is missing (unpack-trees then skips sparse checkout)."""
+    from .config import _get, git_config_bool
+
+    raw = _get(config, b"core", b"sparseCheckout")
+    if raw is None or not git_config_bool("core.sparseCheckout", raw):
+        return None
+    try:
+        with open(os.path.join(gitdir, "info", "sparse-checkout"), "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    lines = [ln.rstrip(b"\r").strip() for ln in data.split(b"\n")]
+    lines = [ln for ln in lines if ln and not ln.startswith(b"#")]
+    cone_raw = _get(config, b"core", b"sparseCheckoutCone")
+    cone = cone_raw is not None and git_config_bool("core.sparseCheckoutCone", cone_raw)
+    return SparseCheckout(lines, cone)
+
+
+NOT_UPTODATE = "The following paths are not up to date and were left despite sparse patterns:"
+ALREADY_PRESENT = "The following paths were already present and thus not updated despite sparse patterns:"
+
+
+def apply_sparse_checkout(
+    plan,
+    old: dict[bytes, Entry],
+    sparse: SparseCheckout,
+    top: bytes,
+    clean: Callable[[Entry, os.stat_result], bool],
+) -> str:
+    """Apply the patterns to ``plan`` (entries, write, remove) in place;
+    returns git's warnings (``display_warning_msgs``), or "".
+
+    ``clean(entry, st)``: the file matches the entry (``verify_uptodate``).
+    """
+    writing = {e.name: e for e in plan.write}
+    remove = [p for p in plan.remove if not (p in old and skip_worktree(old[p]))]
+    extra_remove: list[bytes] = []
+    not_uptodate: list[bytes] = []
+    present: list[bytes] = []
+    for path, e in plan.entries.items():
+        o = old.get(path)
+        if o is not None:
+            was = skip_worktree(o)  # merged_entry migrates CE_SKIP_WORKTREE
+        else:
+            was = not sparse.included(path)  # CE_ADDED outside: already skip
+        new = not sparse.included(path)
+        want = (e.extended_flags & ~CE_SKIP_WORKTREE) | (CE_SKIP_WORKTREE if new else 0)
+        if want != e.extended_flags:
+            if e is o:  # the old index's entry stays as read
+                e = plan.entries[path] = Entry(
+                    o.name, o.mode, o.oid, o.ctime_s, o.ctime_ns, o.mtime_s, o.mtime_ns, o.dev, o.ino,
+                    o.uid, o.gid, o.size, o.flags, o.extended_flags, o.uptodate, o.base)
+                if path in writing:
+                    writing[path] = e
+            e.extended_flags = want
+        if was and new:
+            writing.pop(path, None)
+        elif not was and new:
+            if path in writing:
+                del writing[path]
+                if os.path.lexists(top + path):
+                    extra_remove.append(path)
+                continue
+            try:
+                st = os.lstat(top + path)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if o is not None and not clean(o, st):
+                e.extended_flags &= ~CE_SKIP_WORKTREE
+                not_uptodate.append(path)
+            else:
+                extra_remove.append(path)
+        elif was and not new:
+            if os.path.lexists(top + path):
+                writing.pop(path, None)
+                present.append(path)
+            else:
+                writing[path] = e
+    plan.write = [writing[p] for p in sorted(writing)]
+    plan.remove = sorted(set(remove) | set(extra_remove))
+    out = []
+    for msg, paths in ((NOT_UPTODATE, not_uptodate), (ALREADY_PRESENT, present)):
+        if paths:
+            listed = "".join(f"\t{p.decode('utf-8', 'surrogateescape')}\n" for p in sorted(paths))
+            out.append(f"warning: {msg}\n{listed}\n")
+    if out:
+        out.append("After fixing the above paths, you may want to run `git sparse-checkout reapply`.\n")
+    return "".join(out)
+
+
+def clear_skip_worktree_from_present_files(entries, config, top: bytes) -> None:
+    """``sparse-index.c`` ``clear_skip_worktree_from_present_files``, run as
+    the index is read: with ``core.sparseCheckout`` (and unless
+    ``sparse.expectFilesOutsideOfPatterns``), a skip-worktree entry whose
+    file is present is no longer skip-worktree."""
+    from .config import _get, git_config_bool
+
+    raw = _get(config, b"core", b"sparseCheckout")
+    if raw is None or not git_config_bool("core.sparseCheckout", raw):
+        return
+    raw = _get(config, b"sparse", b"expectFilesOutsideOfPatterns")
+    if raw is not None and git_config_bool("sparse.expectFilesOutsideOfPatterns", raw):
+        return
+    for e in entries.values() if isinstance(entries, dict) else entries:
+        if e.extended_flags & CE_SKIP_WORKTREE and os.path.lexists(top + e.name):
+            e.extended_flags &= ~CE_SKIP_WORKTREE

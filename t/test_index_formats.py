@@ -1,0 +1,408 @@
+"""Every index git writes, read and written back as git would.
+
+Round trip: indexes made by git in every mode, parsed and serialized
+unchanged, are byte-identical. Fail closed: indexes we cannot keep are
+refused (exit 128) with nothing touched. Twins: the same repository made
+twice, ``git checkout`` in one, ours in the other, for each index format x
+operation; the entries, index version, extension signatures (and the split
+index's own entries and bitmaps) read from the files, ``git status``,
+``git diff-files`` and ``git write-tree`` must agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import isolated_git_env
+
+from git_checkout_helper.ewah import EwahBuilder, ewah_bits, ewah_read
+from git_checkout_helper.index_file import decode_varint, encode_varint, parse_index, serialize_index_file
+
+PY = sys.executable
+OURS = [PY, "-m", "git_checkout_helper"]
+
+
+@pytest.fixture
+def env(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = master\n[user]\n\tname = A\n\temail = a@b\n")
+    return isolated_git_env(home)
+
+
+def run(cmd, cwd, env, check=True):
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True)
+    if check and p.returncode:
+        raise AssertionError(f"{cmd} failed {p.returncode}: {p.stderr.decode()}")
+    return p
+
+
+def git(cwd, env, *args, check=True):
+    return run(["git", *args], cwd, env, check).stdout.decode()
+
+
+MODES = {
+    "v2": [],
+    "v3": [["!", "echo i > ita"], ["add", "-N", "ita"], ["update-index", "--skip-worktree", "b/f2"]],
+    "v4": [["update-index", "--index-version", "4"]],
+    "split": [["update-index", "--split-index"]],
+    "split-v4": [["update-index", "--index-version", "4"], ["update-index", "--split-index"]],
+    "split-config": [["config", "core.splitIndex", "true"], ["status"]],
+    "split-0pct": [["config", "splitIndex.maxPercentChange", "0"], ["update-index", "--split-index"]],
+    "split-100pct": [["config", "splitIndex.maxPercentChange", "100"], ["update-index", "--split-index"]],
+    "untracked-cache": [["config", "core.untrackedCache", "true"], ["!", "echo u > untracked1; mkdir ud; echo u > ud/x"],
+                        ["status", "-uall"]],
+    "many-files": [["config", "feature.manyFiles", "true"], ["!", "rm .git/index"], ["reset", "-q"],
+                   ["!", "echo u > untracked1"], ["status"]],
+    "fsmonitor": [["!", "printf '#!/bin/sh\\nprintf \"token\\\\0/\\\\0\"\\n' > .git/fsm-hook; chmod +x .git/fsm-hook; "
+                         "git config core.fsmonitor \"$PWD/.git/fsm-hook\""], ["status"]],
+    "threads": [["config", "index.threads", "2"], ["config", "index.recordOffsetTable", "true"],
+                ["config", "index.recordEndOfIndexEntries", "true"], ["update-index", "--index-version", "4"]],
+}
+
+
+def setup(path: Path, env, mode: str) -> None:
+    """The twins' repository: three directories, branches near and far."""
+    git(path.parent, env, "init", "-q", path.name)
+    for d in "abc":
+        (path / d / "sub").mkdir(parents=True)
+        for i in range(1, 7):
+            (path / d / f"f{i}").write_text(f"{d} {i}\n")
+            (path / d / "sub" / f"g{i}").write_text(f"{d} s {i}\n")
+    (path / "top").write_text("top\n")
+    git(path, env, "add", ".")
+    git(path, env, "commit", "-qm", "one")
+    git(path, env, "checkout", "-qb", "far")
+    for i in range(1, 7):
+        (path / "a" / f"f{i}").write_text(f"far {i}\n")
+        with open(path / "b" / "sub" / f"g{i}", "a") as f:
+            f.write("x\n")
+    git(path, env, "rm", "-q", "c/f1")
+    (path / "c" / "new").write_text("new\n")
+    git(path, env, "add", ".")
+    git(path, env, "commit", "-qm", "far")
+    git(path, env, "checkout", "-q", "master")
+    git(path, env, "checkout", "-qb", "near")
+    (path / "a" / "f1").write_text("near\n")
+    git(path, env, "commit", "-qam", "near")
+    git(path, env, "checkout", "-q", "master")
+    # No racily clean entry: which entries a split index keeps depends on it.
+    old = 1577836800
+    for root, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for f in files:
+            os.utime(os.path.join(root, f), (old, old))
+    git(path, env, "update-index", "-q", "--refresh")
+    for step in MODES[mode]:
+        if step[0] == "!":
+            run(["sh", "-c", step[1]], path, env)
+        else:
+            git(path, env, *step)
+
+
+def index_view(path: Path) -> list:
+    """What the files say: header, extension signatures, the split part's
+    own entries (names, modes, ids, flags) and bitmaps, TREE and REUC bytes."""
+    data = (path / ".git" / "index").read_bytes()
+    idx = parse_index(data)
+    out = [idx.version, [s for s, _ in idx.extensions],
+           [(e.name, e.mode, e.oid, e.flags, e.extended_flags) for e in idx.entries]]
+    link = idx.extension(b"link")
+    if link is not None and len(link) > 20:
+        _, words, _, used = ewah_read(link[20:])
+        out.append(("delete", ewah_bits(words)))
+        _, words, _, _ = ewah_read(link[20:], used)
+        out.append(("replace", ewah_bits(words)))
+    for sig in (b"TREE", b"REUC"):
+        if idx.extension(sig) is not None:
+            out.append((sig, idx.extension(sig)))
+    return out
+
+
+def state(path: Path, env) -> list:
+    view = index_view(path)  # before git status rewrites the index
+    shared = sorted(n for n in os.listdir(path / ".git") if n.startswith("sharedindex."))
+    return [
+        view, len(shared),
+        git(path, env, "ls-files", "-s"),
+        git(path, env, "ls-files", "-t"),
+        git(path, env, "status", "--porcelain", "-uall"),
+        run(["git", "diff-files", "--quiet"], path, env, check=False).returncode,
+        git(path, env, "write-tree"),
+        sorted((str(p.relative_to(path)), p.read_bytes()) for p in path.rglob("*")
+               if p.is_file() and ".git" not in p.parts),
+    ]
+
+
+OPS = {
+    # name: (git's command, ours, a step before both)
+    "switch": (["checkout", "-q", "near"], ["parallel-checkout", "-q", "near"], None),
+    "far-switch": (["checkout", "-q", "far"], ["parallel-checkout", "-q", "far"], None),
+    "force": (["checkout", "-q", "-f", "far"], ["parallel-checkout", "-q", "-f", "far"], "echo dirty > a/f3"),
+    "restore-paths": (["checkout", "far", "--", "a", "b/sub"], ["parallel-checkout", "far", "--", "a", "b/sub"], None),
+    "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all"], "rm a/f2"),
+    "nothing": (["checkout", "-q", "master"], ["parallel-checkout", "-q", "master"], None),
+}
+
+
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("mode", list(MODES))
+def test_twin_formats_and_operations(tmp_path, env, mode, op):
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    setup(theirs, env, mode)
+    setup(ours, env, mode)
+    gcmd, ocmd, before = OPS[op]
+    if before:
+        run(["sh", "-c", before], theirs, env)
+        run(["sh", "-c", before], ours, env)
+    g = run(["git", *gcmd], theirs, env, check=False)
+    o = run([*OURS, *ocmd], ours, env, check=False)
+    assert (o.returncode, o.stdout) == (g.returncode, g.stdout), o.stderr
+    assert state(ours, env) == state(theirs, env)
+
+
+@pytest.mark.parametrize("mode", ["v2", "split", "many-files"])
+def test_twin_clone(tmp_path, env, mode):
+    src = tmp_path / "src"
+    setup(src, env, "v2")
+    cfg = {"split": ["-c", "core.splitIndex=true"], "many-files": ["-c", "feature.manyFiles=true"]}.get(mode, [])
+    env = dict(env)
+    # Settings for the new repository as a user's own configuration.
+    gc = Path(env["HOME"]) / ".gitconfig"
+    if cfg:
+        key, val = cfg[1].split("=")
+        section, name = key.split(".")
+        gc.write_text(gc.read_text() + f"[{section}]\n\t{name} = {val}\n")
+    run(["git", "clone", "-q", str(src), "theirs"], tmp_path, env)
+    run([*OURS, "parallel-clone", "-q", str(src), "ours"], tmp_path, env)
+    assert state(tmp_path / "ours", env) == state(tmp_path / "theirs", env)
+
+
+# -- round trip ---------------------------------------------------------------
+
+ROUND_TRIP_MODES = list(MODES) + ["reuc", "fsmonitor-hook", "sha256"]
+
+
+def _make_for_round_trip(tmp_path, env, mode) -> Path:
+    path = tmp_path / "r"
+    if mode == "sha256":
+        git(tmp_path, env, "init", "-q", "--object-format=sha256", "r")
+        (path / "f").write_text("x\n")
+        git(path, env, "add", "f")
+        git(path, env, "commit", "-qm", "1")
+        git(path, env, "update-index", "--split-index")
+        return path
+    setup(path, env, mode if mode in MODES else "v2")
+    if mode == "reuc":
+        git(path, env, "checkout", "-qb", "x", "near")
+        (path / "a" / "f1").write_text("x\n")
+        git(path, env, "commit", "-qam", "x")
+        run(["git", "merge", "far"], path, env, check=False)
+        (path / "a" / "f1").write_text("resolved\n")
+        git(path, env, "add", "a")
+    if mode == "fsmonitor-hook":
+        hook = path / "fsm-hook"
+        hook.write_text("#!/bin/sh\nprintf 'token\\0/\\0'\n")
+        hook.chmod(0o755)
+        git(path, env, "config", "core.fsmonitor", str(hook))
+        git(path, env, "status")
+    return path
+
+
+@pytest.mark.parametrize("mode", ROUND_TRIP_MODES)
+def test_round_trip_byte_identical(tmp_path, env, mode):
+    path = _make_for_round_trip(tmp_path, env, mode)
+    gitdir = path / ".git"
+    rawsz = 32 if mode == "sha256" else 20
+    files = [gitdir / "index"] + sorted(gitdir.glob("sharedindex.*"))
+    sigs = set()
+    for f in files:
+        data = f.read_bytes()
+        idx = parse_index(data, rawsz)
+        sigs.update(s for s, _ in idx.extensions)
+        ieot = idx.extension(b"IEOT")
+        blocks = (len(ieot) - 4) // 8 if ieot else 0
+        again = serialize_index_file(idx.version, idx.entries, idx.extensions, rawsz, blocks,
+                                     idx.extension(b"EOIE") is not None)
+        assert again == data, f.name
+    expected = {"split": b"link", "split-v4": b"link", "sha256": b"link", "untracked-cache": b"UNTR",
+                "many-files": b"UNTR", "threads": b"IEOT", "reuc": b"REUC", "fsmonitor": b"FSMN",
+                "fsmonitor-hook": b"FSMN"}.get(mode)
+    if expected:
+        assert expected in sigs
+    if mode == "threads":
+        assert b"EOIE" in sigs
+
+
+def test_varint_as_git():
+    for v in (0, 1, 127, 128, 255, 16511, 16512, 1 << 20, (1 << 40) + 5):
+        enc = encode_varint(v)
+        assert decode_varint(enc, 0) == (v, len(enc))
+    assert encode_varint(128) == b"\x80\x00"  # git's offset encoding, not LEB128
+
+
+def test_ewah_positions_round_trip():
+    import random
+
+    rnd = random.Random(7)
+    for n in (0, 1, 63, 64, 65, 200, 5000):
+        positions = sorted(rnd.sample(range(n * 3 + 1), n)) if n else []
+        positions += list(range(positions[-1] + 1 if positions else 0, (positions[-1] if positions else 0) + 300))
+        b = EwahBuilder()
+        for p in positions:
+            b.set(p)
+        _, words, _, used = ewah_read(b.serialize())
+        assert ewah_bits(words) == positions
+        assert used == len(b.serialize())
+
+
+# -- fail closed --------------------------------------------------------------
+
+
+def _sealed(body: bytes) -> bytes:
+    return body + hashlib.sha1(body).digest()
+
+
+def _with_extension(index: bytes, sig: bytes, payload: bytes) -> bytes:
+    return _sealed(index[:-20] + sig + struct.pack(">I", len(payload)) + payload)
+
+
+def _refused(path: Path, env, expect: str, *args: str) -> None:
+    before_index = (path / ".git" / "index").read_bytes()
+    before_files = sorted((str(p), p.read_bytes()) for p in path.rglob("*") if p.is_file() and ".git" not in p.parts)
+    head = (path / ".git" / "HEAD").read_bytes()
+    p = run([*OURS, "parallel-checkout", *(args or ("far",))], path, env, check=False)
+    assert p.returncode == 128, p.stderr
+    assert expect in p.stderr.decode()
+    assert p.stderr.decode().rstrip("\n").split("\n")[-1].startswith("fatal: ")
+    assert (path / ".git" / "index").read_bytes() == before_index
+    assert not (path / ".git" / "index.lock").exists()
+    assert (path / ".git" / "HEAD").read_bytes() == head
+    assert sorted((str(p), p.read_bytes()) for p in path.rglob("*")
+                  if p.is_file() and ".git" not in p.parts) == before_files
+
+
+@pytest.mark.parametrize("args", [(), ("-f", "far"), ("--all", "-f"), ("far", "--", "a")])
+def test_refuses_unknown_required_extension(tmp_path, env, args):
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    ix = path / ".git" / "index"
+    ix.write_bytes(_with_extension(ix.read_bytes(), b"abcd", b"zz"))
+    _refused(path, env, "error: index uses abcd extension, which we do not understand", *args)
+    # git itself refuses it the same way
+    p = run(["git", "status"], path, env, check=False)
+    assert p.returncode == 128 and "abcd extension" in p.stderr.decode()
+
+
+def test_ignores_unknown_optional_extension_like_git(tmp_path, env):
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    ix = path / ".git" / "index"
+    ix.write_bytes(_with_extension(ix.read_bytes(), b"ZZZZ", b"zz"))
+    p = run([*OURS, "parallel-checkout", "-q", "far"], path, env)
+    assert "ignoring ZZZZ extension" in p.stderr.decode()
+    assert b"ZZZZ" not in ix.read_bytes()  # git does not write it back either
+    assert run(["git", "diff-files", "--quiet"], path, env, check=False).returncode == 0
+
+
+def test_refuses_bad_version_and_checksum(tmp_path, env):
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    ix = path / ".git" / "index"
+    good = ix.read_bytes()
+    ix.write_bytes(_sealed(good[:4] + struct.pack(">I", 5) + good[8:-20]))
+    _refused(path, env, "error: bad index version 5")
+    ix.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    _refused(path, env, "error: bad index file sha1 signature")
+    ix.write_bytes(good[:40])
+    _refused(path, env, "fatal: index file corrupt")
+
+
+def test_zero_trailing_hash_is_read(tmp_path, env):
+    """index.skipHash (git 2.40+) writes a zero hash; it is not a mismatch."""
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    ix = path / ".git" / "index"
+    ix.write_bytes(ix.read_bytes()[:-20] + b"\0" * 20)
+    run([*OURS, "parallel-checkout", "-q", "far"], path, env)
+    assert run(["git", "diff-files", "--quiet"], path, env, check=False).returncode == 0
+
+
+def test_index_skiphash_writes_a_zero_trailer(tmp_path, env):
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    git(path, env, "config", "index.skipHash", "true")
+    run([*OURS, "parallel-checkout", "-q", "far"], path, env)
+    assert (path / ".git" / "index").read_bytes()[-20:] == b"\0" * 20
+    assert git(path, env, "status", "--porcelain") == ""
+
+
+def test_refuses_missing_or_corrupt_shared_index(tmp_path, env):
+    path = tmp_path / "r"
+    setup(path, env, "split")
+    (shared,) = (path / ".git").glob("sharedindex.*")
+    data = shared.read_bytes()
+    shared.unlink()
+    _refused(path, env, "index file open failed: No such file or directory")
+    shared.write_bytes(data[:-21] + bytes([data[-21] ^ 1]) + data[-20:])
+    _refused(path, env, "error: bad index file sha1 signature")
+    shared.write_bytes(_sealed(data[:-20] + b"TREE\0\0\0\0"))
+    _refused(path, env, "fatal: broken index, expect")
+
+
+def test_refuses_sparse_index(tmp_path, env):
+    path = tmp_path / "r"
+    setup(path, env, "v2")
+    git(path, env, "sparse-checkout", "init", "--cone", "--sparse-index")
+    git(path, env, "sparse-checkout", "set", "a")
+    assert b"sdir" in (path / ".git" / "index").read_bytes()
+    _refused(path, env, "sparse index", "far")
+
+
+def test_split_index_is_never_destroyed(tmp_path, env):
+    """The split index read before: every entry survives a switch whose
+    files do not change (it used to come back as one nameless entry)."""
+    path = tmp_path / "r"
+    setup(path, env, "split")
+    git(path, env, "checkout", "-qb", "same")
+    run([*OURS, "parallel-checkout", "-q", "master"], path, env)
+    assert len(git(path, env, "ls-files", "-s").splitlines()) == 37
+    assert git(path, env, "status", "--porcelain") == ""
+    assert git(path, env, "write-tree") == git(path, env, "rev-parse", "master^{tree}")
+
+
+@pytest.mark.parametrize("mode", ["split", "split-v4", "untracked-cache", "threads"])
+def test_twin_far_switch_with_helpers(tmp_path, env, mode):
+    """The same with two helper processes writing the files."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    setup(theirs, env, mode)
+    setup(ours, env, mode)
+    git(theirs, env, "checkout", "-q", "far")
+    run([*OURS, "parallel-checkout", "-q", "far"], ours, dict(env, GIT_TEST_CHECKOUT_WORKERS="2"))
+    assert state(ours, env) == state(theirs, env)
+
+
+@pytest.mark.parametrize("ours_cmd,git_cmd", [
+    (["parallel-checkout", "--all"], ["checkout-index", "-u", "-a"]),
+    (["parallel-checkout", "--", "a/f2"], ["checkout", "--", "a/f2"]),
+    (["parallel-checkout", "-q", "-f", "far"], ["checkout", "-q", "-f", "far"]),
+])
+def test_unmerged_entries_kept_or_dropped_as_git(tmp_path, env, ours_cmd, git_cmd):
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        setup(p, env, "v2")
+        git(p, env, "checkout", "-qb", "x", "near")
+        (p / "a" / "f1").write_text("x\n")
+        git(p, env, "commit", "-qam", "x")
+        run(["git", "merge", "far"], p, env, check=False)
+        assert "a/f1" in git(p, env, "ls-files", "-u")
+    run(["git", *git_cmd], theirs, env, check=False)
+    run([*OURS, *ours_cmd], ours, env, check=False)
+    assert git(ours, env, "ls-files", "-s") == git(theirs, env, "ls-files", "-s")
+    assert git(ours, env, "status", "--porcelain") == git(theirs, env, "status", "--porcelain")

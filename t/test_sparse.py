@@ -1,0 +1,103 @@
+"""Sparse checkout against git twins: cone and non-cone patterns, files
+moving in and out of the patterns, dirty files outside, ``-f``, ``--all``;
+the sparse index is refused (see test_index_formats)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import isolated_git_env
+from test_index_formats import OURS, git, run, setup, state
+
+from git_checkout_helper.sparse import SparseCheckout
+
+CONE_A = "/*\n!/*/\n/a/\n"
+CONE_B_SUB = "/*\n!/*/\n/b/\n!/b/*/\n/b/sub/\n"
+
+
+@pytest.fixture
+def env(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = master\n[user]\n\tname = A\n\temail = a@b\n")
+    return isolated_git_env(home)
+
+
+NON_CONE = "/a/\n!/a/sub/\n/top\n*5\n"
+
+SCENARIOS = {
+    # name: (cone?, patterns at setup, patterns before the operation, a step before both)
+    "cone-stay": (True, CONE_A, None, None),
+    "cone-move": (True, CONE_A, CONE_B_SUB, None),
+    "cone-move-dirty": (True, CONE_A, CONE_B_SUB, "echo dirty > a/f3"),
+    "cone-back-in-present": (True, CONE_A, CONE_B_SUB, "mkdir -p b/sub && echo here > b/sub/g1"),
+    "non-cone-stay": (False, NON_CONE, None, None),
+    "non-cone-move": (False, NON_CONE, CONE_B_SUB.replace("/*\n!/*/\n", ""), "echo dirty > a/f4"),
+}
+
+OPS = {
+    "switch": (["checkout", "-q", "near"], ["parallel-checkout", "-q", "near"]),
+    "far-switch": (["checkout", "-q", "far"], ["parallel-checkout", "-q", "far"]),
+    "force": (["checkout", "-q", "-f", "far"], ["parallel-checkout", "-q", "-f", "far"]),
+    "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all"]),
+    "nothing": (["checkout", "-q", "master"], ["parallel-checkout", "-q", "master"]),
+    "restore-paths": (["checkout", "far", "--", "a", "b"], ["parallel-checkout", "far", "--", "a", "b"]),
+    "restore-outside-from-index": (["checkout", "--", "b"], ["parallel-checkout", "--", "b"]),
+    "restore-outside-from-tree": (["checkout", "far", "--", "b"], ["parallel-checkout", "far", "--", "b"]),
+}
+
+
+def sparse_setup(path, env, cone, patterns):
+    setup(path, env, "v2")
+    git(path, env, "config", "core.sparseCheckout", "true")
+    git(path, env, "config", "core.sparseCheckoutCone", "true" if cone else "false")
+    (path / ".git" / "info").mkdir(exist_ok=True)
+    (path / ".git" / "info" / "sparse-checkout").write_text(patterns)
+    git(path, env, "read-tree", "-mu", "HEAD")
+
+
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_sparse_twins(tmp_path, env, scenario, op):
+    cone, first, then, before = SCENARIOS[scenario]
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        sparse_setup(p, env, cone, first)
+        if then is not None:
+            (p / ".git" / "info" / "sparse-checkout").write_text(then)
+        if before:
+            run(["sh", "-c", before], p, env)
+    gcmd, ocmd = OPS[op]
+    g = run(["git", *gcmd], theirs, env, check=False)
+    o = run([*OURS, *ocmd], ours, env, check=False)
+    assert (o.returncode, o.stdout) == (g.returncode, g.stdout), o.stderr
+    if op != "all":  # (checkout-index words its "already exists" differently)
+        assert o.stderr == g.stderr
+    assert state(ours, env) == state(theirs, env)
+
+
+def test_cone_matching_as_git():
+    s = SparseCheckout([b"/*", b"!/*/", b"/b/", b"!/b/*/", b"/b/sub/"], cone=True)
+    assert s.recursive == {b"b/sub"} and s.parents == {b"b"}
+    assert s.included(b"top") and s.included(b"b/f1") and s.included(b"b/sub/x/y")
+    assert not s.included(b"a/f1") and not s.included(b"b/other/f")
+
+
+def test_bad_cone_file_falls_back_to_patterns():
+    s = SparseCheckout([b"/*", b"!/*/", b"*.txt"], cone=True)
+    assert s.recursive is None
+    assert s.included(b"x/y.txt") and s.included(b"top") and not s.included(b"x/y")
+
+
+@pytest.mark.parametrize("op", ["far-switch", "force"])
+def test_sparse_checkout_command_twins(tmp_path, env, op):
+    """Set up by ``git sparse-checkout set`` (its settings in config.worktree)."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        setup(p, env, "v2")
+        git(p, env, "sparse-checkout", "set", "b/sub")
+        assert "sparseCheckout" not in (p / ".git" / "config").read_text()
+    gcmd, ocmd = OPS[op]
+    g = run(["git", *gcmd], theirs, env, check=False)
+    o = run([*OURS, *ocmd], ours, env, check=False)
+    assert (o.returncode, o.stdout, o.stderr) == (g.returncode, g.stdout, g.stderr)
+    assert state(ours, env) == state(theirs, env)
