@@ -89,6 +89,32 @@ class AttributeValueError(Exception):
     """An attribute value git dies on (``git_path_check_encoding``)."""
 
 
+class _LazyPattern(Pattern):
+    """dulwich's ``Pattern``, its regular expression compiled on its first
+    ``match``: most patterns never need one (no attribute checkout reads, or
+    a shape :func:`_matcher` tests without it), and compiling all of them
+    was most of the cost of reading git.git's attribute files. A pattern
+    whose expression does not compile matches nothing, as one skipped when
+    read did."""
+
+    def __init__(self, pattern: bytes, base: bytes = b"") -> None:
+        self.pattern = pattern
+        self.base = base
+        self._regex = None
+        self._broken = False
+
+    def match(self, path: bytes) -> bool:
+        if self._regex is None:
+            if self._broken:
+                return False
+            try:
+                self._compile()
+            except Exception:  # noqa: BLE001 - as a malformed pattern skipped when read
+                self._broken = True
+                return False
+        return super().match(path)
+
+
 def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
     out = []
     for pattern, attrs in parse_git_attributes(BytesIO(data)):
@@ -98,10 +124,7 @@ def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
             continue
         if pattern.startswith(b"!"):
             continue  # negative patterns are forbidden in gitattributes
-        try:
-            out.append((Pattern(pattern, base), attrs))
-        except Exception:  # noqa: BLE001 - a malformed pattern is skipped, as git warns and skips
-            continue
+        out.append((_LazyPattern(pattern, base), attrs))
     return out
 
 
