@@ -170,3 +170,25 @@ def test_dubious_ownership_message(repo):
     same_as_git(repo.path / "a", ok)
     # The explicit GIT_DIR is trusted, as in git.
     same_as_git(repo.path, dict(env, GIT_DIR=str(repo.git_dir)))
+
+
+def test_alternate_object_directories_from_the_environment(repo, tmp_path):
+    """Objects only in GIT_ALTERNATE_OBJECT_DIRECTORIES: our checkout as git's."""
+    import sys
+
+    head = repo.git("rev-parse", "HEAD").decode().strip()
+    env = dict(repo.env, GIT_ALTERNATE_OBJECT_DIRECTORIES=str(repo.git_dir / "objects"))
+    twins = {}
+    for who in ("ours", "git"):
+        d = tmp_path / who
+        subprocess.run(["git", "init", "-q", str(d)], env=repo.env, check=True)
+        git(d, env, "update-ref", "refs/heads/main", head)
+        twins[who] = d
+    ours = subprocess.run([os.path.join(os.path.dirname(sys.executable), "git-parallel-checkout"), "-q", "-f",
+                           "main"], cwd=twins["ours"], env=env, capture_output=True, text=True)
+    theirs = subprocess.run(["git", "checkout", "-q", "-f", "main"], cwd=twins["git"], env=env,
+                            capture_output=True, text=True)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr) == (0, "")
+    assert (twins["ours"] / "a" / "b" / "f").read_text() == "f\n"
+    assert git(twins["ours"], env, "ls-files", "-s") == git(twins["git"], env, "ls-files", "-s")
+    assert git(twins["ours"], env, "status", "--porcelain") == ""
