@@ -598,8 +598,9 @@ def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None,
     or a local ``git-upload-pack``): ``command=fetch``, ``ofs-delta``,
     ``filter``, the ``want`` lines and ``done``, then dulwich reads the
     packfile section; over smart HTTP see :func:`_fetch_v2_by_id_http`.
-    False when the client is another kind or an HTTP server does not
-    answer in v2; the caller then uses ``fetch_pack``."""
+    False when the client is another kind or the server does not answer
+    in v2; the caller then uses ``fetch_pack`` (a v0 server then needs
+    ``uploadpack.allowAnySHA1InWant``, and ignores the filter)."""
     from dulwich import client as dc
 
     if isinstance(client, dc.AbstractHttpGitClient) and wants:
@@ -613,7 +614,7 @@ def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None,
         except dc.HangupException as e:
             raise dc._remote_error_from_stderr(stderr) from e
         if version != 2:
-            raise _Failed("the server does not speak protocol v2")
+            return False  # (the connection is closed) a v0 server: dulwich's fetch_pack
         caps = dc.read_server_capabilities(proto.read_pkt_seq())
         client.protocol_version = 2
         negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
