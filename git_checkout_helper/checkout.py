@@ -219,10 +219,7 @@ class Checkout:
 
         from .promisor import prefetch_attributes  # a partial clone's missing .gitattributes
 
-        o = self.opts
-        prefetch_attributes(self.repo, files, index,
-                            self.err if (o.progress if o.progress is not None else not o.quiet and self.err.isatty())
-                            else None)
+        prefetch_attributes(self, tree, index)
         info = _read_file(os.path.join(self.repo.dirs.commondir, "info", "attributes"))
         global_file = None
         try:
@@ -1039,9 +1036,9 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
     # builtin/checkout.c: an explicit --progress shows it even with -q;
     # otherwise -q hides it and a terminal shows it.
     show = opts.progress if opts.progress is not None else (not opts.quiet and err.isatty())
-    from .promisor import prefetch_entries  # a partial clone: what is missing, fetched before any change
+    from .promisor import prefetch_plan  # a partial clone: what is missing, fetched before any change
 
-    prefetch_entries(co.repo, plan.write, err if show else None)
+    prefetch_plan(co, plan.write, err if show else None)
     if show and total:
         co.progress = Progress("Updating files", total, err, delay=opts.progress_delay, columns=opts.columns)
     try:

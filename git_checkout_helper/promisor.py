@@ -598,8 +598,9 @@ def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None,
     or a local ``git-upload-pack``): ``command=fetch``, ``ofs-delta``,
     ``filter``, the ``want`` lines and ``done``, then dulwich reads the
     packfile section; over smart HTTP see :func:`_fetch_v2_by_id_http`.
-    False when the client is another kind or an HTTP server does not
-    answer in v2; the caller then uses ``fetch_pack``."""
+    False when the client is another kind or the server does not answer
+    in v2; the caller then uses ``fetch_pack`` (a v0 server then needs
+    ``uploadpack.allowAnySHA1InWant``, and ignores the filter)."""
     from dulwich import client as dc
 
     if isinstance(client, dc.AbstractHttpGitClient) and wants:
@@ -613,7 +614,7 @@ def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None,
         except dc.HangupException as e:
             raise dc._remote_error_from_stderr(stderr) from e
         if version != 2:
-            raise _Failed("the server does not speak protocol v2")
+            return False  # (the connection is closed) a v0 server: dulwich's fetch_pack
         caps = dc.read_server_capabilities(proto.read_pkt_seq())
         client.protocol_version = 2
         negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
@@ -791,13 +792,18 @@ def prefetch_entries(repo, entries, err: TextIO | None = None) -> int:
     return prefetch_blobs(repo, [(e.name, e.oid) for e in entries if e.mode != S_IFGITLINK], err)
 
 
-def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None) -> int:
-    """:func:`prefetch` for a :class:`repository.Repository` that
-    :func:`is_partial` (decided once), whose pack list is then read again."""
+def _partial(repo) -> bool:
+    """:func:`is_partial` for a repository, decided once."""
     partial = getattr(repo, "_partial_clone", None)
     if partial is None:
         partial = repo._partial_clone = is_partial(repo.config, repo.dirs.objects)
-    if not partial or not wanted:
+    return partial
+
+
+def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None) -> int:
+    """:func:`prefetch` for a :class:`repository.Repository` that
+    :func:`is_partial` (decided once), whose pack list is then read again."""
+    if not wanted or not _partial(repo):
         return 0
     n = prefetch(repo.config, repo.store, wanted, err=err)
     if n:
@@ -942,19 +948,42 @@ def register_partial_clone(gitdir: str, remote: str, filter_spec: str) -> None:
     _format_version_first(cfg).write_to_path(cfg_path)
 
 
-def prefetch_attributes(repo, files: dict, index: dict, err: TextIO | None = None) -> int:
-    """Before the attributes are read (ahead of planning): the missing
-    ``.gitattributes`` blobs of ``files`` (the target tree, path -> (mode,
-    oid)) and of ``index``. A first checkout (no index: a clone) fetches
-    every blob of the target in that same batch, which is what it will
-    write anyway, so that a clone makes one fetch for its checkout as
-    git's does; otherwise only ``.gitattributes`` (git reads those lazily,
-    one fetch each)."""
+def prefetch_attributes(co, tree, index: dict) -> None:
+    """At ``Checkout.setup_attributes`` (ahead of planning), for a partial
+    clone. A first checkout (no index: a clone) fetches every blob of the
+    target tree now, in one batch: that is what it will write, and the
+    ``.gitattributes`` among them are then there when attributes are read.
+    Otherwise the missing ``.gitattributes`` blobs are only noted: they go
+    into the checkout's one batch (:func:`prefetch_plan`), after which the
+    attributes are read again, as git reads ``.gitattributes`` only once
+    its prefetch is done. Until then a missing one counts as absent, which
+    can only make a file look modified to the planner (a refusal), never
+    unmodified."""
+    files = tree.files if tree is not None else {}
+    co._promisor_attr_args = (tree, index)
+    co._promisor_attrs = []
     if files and not index:
-        wanted = [(p, mo[1]) for p, mo in files.items() if mo[0] != S_IFGITLINK]
-    else:
-        wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
-        wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
-        if not wanted:
-            return 0
-    return prefetch_blobs(repo, wanted, err)
+        o = co.opts
+        show = o.progress if o.progress is not None else not o.quiet and co.err.isatty()
+        prefetch_blobs(co.repo, [(p, mo[1]) for p, mo in files.items() if mo[0] != S_IFGITLINK],
+                       co.err if show else None)
+        return
+    wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
+    wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
+    if wanted and _partial(co.repo):
+        missing = set(missing_objects(co.repo.store, [o for _p, o in wanted]))
+        co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
+
+
+def prefetch_plan(co, entries, err: TextIO | None = None) -> int:
+    """The checkout's prefetch, once the plan is known and before the first
+    change: every blob of ``entries`` and the ``.gitattributes`` noted by
+    :func:`prefetch_attributes`, in one batch; the attributes are read
+    again if any of those came."""
+    pending = getattr(co, "_promisor_attrs", None) or []
+    wanted = [(e.name, e.oid) for e in entries if e.mode != S_IFGITLINK] + pending
+    n = prefetch_blobs(co.repo, wanted, err)
+    if pending:
+        co._promisor_attrs = []
+        co.setup_attributes(*co._promisor_attr_args)
+    return n

@@ -140,6 +140,28 @@ test_expect_success 'git daemon: back, the re-run completes with one fetch; same
 	same_result gd
 '
 
+test_expect_success 'git daemon: .gitattributes that arrive with the switch: one fetch, applied as git does' '
+	git -C src checkout -q -b attrs main &&
+	(
+		cd src &&
+		printf "*.txt eol=crlf\n" >.gitattributes &&
+		mkdir -p attr && printf "one\ntwo\n" >attr/t.txt &&
+		printf "*.c ident\n" >attr/.gitattributes && printf "/* \$Id\$ */\n" >attr/i.c &&
+		git add . && git commit -qm attrs
+	) &&
+	git -C src checkout -q main &&
+	partial_twins "$GIT_DAEMON_URL/src" blob:none ga &&
+	: >daemon.log &&
+	git -C ga.ours parallel-checkout -q attrs &&
+	grep -c "Request upload-pack" daemon.log >connections &&
+	test_cmp one connections &&
+	git -C ga.git checkout -q attrs &&
+	same_result ga &&
+	printf "one\r\ntwo\r\n" >expect &&
+	test_cmp expect ga.ours/attr/t.txt &&
+	grep "Id: [0-9a-f]\{40\} " ga.ours/attr/i.c
+'
+
 test_expect_success 'git daemon: an object the server does not have: one line, nothing changed' '
 	git init -q -b main other-src &&
 	(cd other-src && echo x >x && git add x && git commit -qm x) &&
