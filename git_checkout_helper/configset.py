@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["append_section", "quote_value"]
+__all__ = ["append_section", "quote_value", "set_branch_upstream"]
 
 
 def quote_value(value: bytes) -> bytes:
@@ -54,3 +54,18 @@ def append_section(path: str, section: bytes, subsection: bytes | None, items: l
         except FileNotFoundError:
             pass
         raise
+
+
+def set_branch_upstream(path: str, branch: bytes, remote: bytes, merge: bytes) -> None:
+    """``install_branch_config``: ``branch.<name>.remote`` and ``.merge``. A
+    new section is appended (every other byte kept); an existing one is
+    rewritten through dulwich, which keeps it only as dulwich writes it."""
+    from dulwich.config import ConfigFile
+
+    cf = ConfigFile.from_path(path)
+    if (b"branch", branch) not in cf.sections():
+        append_section(path, b"branch", branch, [(b"remote", remote), (b"merge", merge)])
+        return
+    cf.set((b"branch", branch), b"remote", remote)
+    cf.set((b"branch", branch), b"merge", merge)
+    cf.write_to_path(path)

@@ -262,21 +262,11 @@ class Repository:
 
     def set_upstream(self, branch: bytes, remote_ref: bytes) -> str:
         """``--track`` set-up for a branch made from ``refs/remotes/<remote>/<name>``."""
-        from dulwich.config import ConfigFile
+        from .configset import set_branch_upstream
 
         remote, _, name = remote_ref[len(b"refs/remotes/") :].partition(b"/")
         short = branch[len(b"refs/heads/") :]
-        cf = ConfigFile.from_path(self.dirs.config_path)
-        if (b"branch", short) not in cf.sections():
-            from .configset import append_section
-
-            # (the file's other values kept byte for byte, as git config does)
-            append_section(self.dirs.config_path, b"branch", short,
-                           [(b"remote", remote), (b"merge", b"refs/heads/" + name)])
-        else:
-            cf.set((b"branch", short), b"remote", remote)
-            cf.set((b"branch", short), b"merge", b"refs/heads/" + name)
-            cf.write_to_path(self.dirs.config_path)
+        set_branch_upstream(self.dirs.config_path, short, remote, b"refs/heads/" + name)
         return f"branch '{short.decode()}' set up to track '{remote.decode()}/{name.decode()}'."
 
     def tracking_info(self, branch: bytes) -> str | None:

@@ -622,13 +622,10 @@ def setup_tracking(repo: Repository, name: str, upstream: tuple[str, bytes] | No
     """Record the upstream (``install_branch_config``) with git's line on stdout."""
     if upstream is None:
         return
-    from dulwich.config import ConfigFile
+    from .configset import set_branch_upstream
 
     remote, merge = upstream
-    cf = ConfigFile.from_path(repo.dirs.config_path)
-    cf.set((b"branch", name.encode()), b"remote", remote.encode())
-    cf.set((b"branch", name.encode()), b"merge", merge)
-    cf.write_to_path(repo.dirs.config_path)
+    set_branch_upstream(repo.dirs.config_path, name.encode(), remote.encode(), merge)
     if not quiet:
         short = merge[len(b"refs/heads/"):] if merge.startswith(b"refs/heads/") else merge
         friendly = short.decode() if remote == "." else f"{remote}/{short.decode()}"

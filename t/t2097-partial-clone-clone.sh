@@ -126,8 +126,9 @@ test_expect_success 'git daemon, tree:0: the trees, then the blobs; like git' '
 	same_clone gt.ours gt.git
 '
 
+# GIT_PROGRESS_DELAY=0: the checkout's meter, like git's, starts only after 2 s.
 test_expect_success 'git daemon: --progress shows the fetch as git does' '
-	git parallel-clone --progress --filter=blob:none "$GIT_DAEMON_URL/src" gp.ours 2>err &&
+	GIT_PROGRESS_DELAY=0 git parallel-clone --progress --filter=blob:none "$GIT_DAEMON_URL/src" gp.ours 2>err &&
 	tr "\r" "\n" <err >progress &&
 	test_grep "^Cloning into .gp.ours.\.\.\.$" progress &&
 	test_grep "^remote: Enumerating objects: [0-9]*, done\.$" progress &&
