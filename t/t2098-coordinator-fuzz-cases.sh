@@ -190,7 +190,7 @@ test_expect_success 'a user file where a tracked directory was, the target has a
 	test_line_count = 3 actual &&
 	git init -q both2 && (
 		cd both2 && mkdir d && echo f >d/f.txt && echo k >keep && git add . && git commit -qm one &&
-		git checkout -q -b other && mkdir d/e && echo g >d/e/g && git add d && git commit -qm two &&
+		git checkout -q -b other && mkdir d/e && echo g >d/e/g && echo f2 >d/f.txt && git add d && git commit -qm two &&
 		git checkout -q main && rm -rf d && echo mine >d
 	) &&
 	fuzz_case both2 "checkout other" other &&
