@@ -106,8 +106,13 @@ def worktree_matches(
     to_worktree: Callable[[Entry], bytes | None],
     racy_timestamp_ns: int,
     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+    stat_only: bool = False,
 ) -> bool:
     """``ie_match_stat`` then ``ce_modified_check_fs``: is the file still ``entry``?
+
+    ``stat_only``: ``ie_match_stat`` alone, as ``verify_uptodate`` asks once
+    ``refresh_index`` has run: stat data that differ mean modified; only a
+    racy entry has its content looked at.
 
     Stat data first; when it differs (or the entry is racy) the content is
     compared: with ``to_git`` as git does, the file converted for the index
@@ -122,8 +127,11 @@ def worktree_matches(
     if _mode_of(st) != mode:
         return False
     racy = racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns
-    if entry.stat_matches(st) and not racy and (entry.size or not st.st_size):
+    stat_ok = entry.stat_matches(st) and (entry.size or not st.st_size)
+    if stat_ok and not racy:
         return True
+    if stat_only and not stat_ok:
+        return False
     if mode == S_IFLNK:
         return blob_hash(os.readlink(path), hash_name) == entry.oid
     if st.st_size > 1 << 30:
@@ -250,12 +258,15 @@ def plan_switch(
     ignored: Callable[[bytes], bool],
     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
     ignored_in_subdir: Callable[[bytes], bool] | None = None,
+    refreshed: bool = False,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
     ``ignored`` is ``is_excluded`` with the standard excludes;
     ``ignored_in_subdir`` what ``verify_clean_subdirectory`` counts as
     ignored in a directory the checkout replaces (default: ``ignored``).
+    ``refreshed``: ``old`` went through ``refresh_index`` (refresh.py), so
+    an entry whose stat data still differ is modified (``verify_uptodate``).
     """
     if ignored_in_subdir is None:
         ignored_in_subdir = ignored
@@ -278,7 +289,8 @@ def plan_switch(
             # lose"; ENOTDIR means a user's file stands where a leading
             # directory was, and is refused like a modified file.
             return cur.name in wt.notdir
-        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, to_git)
+        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, to_git,
+                                    stat_only=refreshed)
 
     for path in sorted(set(hf) | set(tf) | set(old)):
         h, t, cur = hf.get(path), tf.get(path), old.get(path)
