@@ -278,6 +278,7 @@ def plan_switch(
     untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
     staged_gone: list[bytes] = []
     leads: set[bytes] = set()  # refused as the leading file of a deeper path
+    leads_removed: set[bytes] = set()
     lose_dirs: list[bytes] = []
     hf, tf = head.files, target.files
     tracked = set(old)
@@ -370,7 +371,7 @@ def plan_switch(
         if lead is not None:
             if lead not in tracked and not ignored(lead):
                 untracked_removed.append(lead)
-                leads.add(lead)
+                leads_removed.add(lead)
             continue
         st = wt.lstat(path)
         if st is None or ignored(path):
@@ -385,8 +386,11 @@ def plan_switch(
         # looks below it: no errors for paths under a refused path. (A
         # leading file in the way of a deeper path is no entry of its own:
         # unpack_trees still descends there.)
-        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
-                   | set(untracked_removed)) - leads
+        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | (set(untracked) - leads)
+                   | (set(untracked_removed) - leads_removed))
+        # A leading file refused as an entry of its own (its deletion) is
+        # not refused again for the deeper path git then never visits.
+        untracked = [p for p in untracked if p not in leads or p not in refused]
 
         def first(paths: list[bytes]) -> list[bytes]:
             out = []

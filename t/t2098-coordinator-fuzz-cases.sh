@@ -176,7 +176,14 @@ test_expect_success 'git rm --cached, then a target without the file: refused, t
 	) &&
 	fuzz_case rmc "checkout other" other &&
 	echo "error: The following untracked working tree files would be removed by checkout:" >expect &&
-	test_cmp expect first.ours
+	test_cmp expect first.ours &&
+	git init -q rmc2 && (
+		cd rmc2 && echo a >c && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -q c && mkdir c && echo x >c/x && git add c &&
+		git commit -qm two && git checkout -q main && git rm -q --cached c
+	) &&
+	fuzz_case rmc2 "checkout other" other &&
+	test_cmp err.git err.ours
 '
 
 test_expect_success 'a user file where a tracked directory was, the target has a file there: both groups, as git' '
