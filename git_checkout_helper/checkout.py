@@ -187,35 +187,60 @@ class Checkout:
 
     # --- attributes ------------------------------------------------------------
 
-    def setup_attributes(self, tree: TreeFiles | None, index: dict[bytes, Entry]) -> None:
-        """Attribute sources as ``GIT_ATTR_CHECKOUT`` sees them: index, then work tree."""
+    def setup_attributes(self, tree: TreeFiles | None, index: dict[bytes, Entry],
+                         worktree_first: bool = False) -> None:
+        """Attribute sources as git's attr.c reads them while writing files.
+
+        A switch or ``-f`` (``tree``: the target; ``GIT_ATTR_CHECKOUT`` over
+        the index being built): the target's ``.gitattributes``, else a work
+        tree file the index does not track (a tracked one the target drops
+        is removed before any file is written, so it does not count). Paths
+        and ``--all`` (``worktree_first``; git sets no direction there, so
+        ``GIT_ATTR_CHECKIN``): the work tree's file first, then ``index``.
+        """
         files = tree.files if tree is not None else {}
 
+        def name(d: bytes) -> bytes:
+            return d + b"/.gitattributes" if d else b".gitattributes"
+
         def lookup(d: bytes):
-            p = d + b"/.gitattributes" if d else b".gitattributes"
-            mo = files.get(p)
-            if mo is not None:
-                return mo[1]
+            p = name(d)
+            if tree is not None:
+                mo = files.get(p)
+                return mo[1] if mo is not None else None
             e = index.get(p)
             return e.oid if e is not None else None
+
+        def worktree_counts(d: bytes) -> bool:
+            return tree is None or name(d) not in index
 
         def has(d: bytes) -> bool:
             if lookup(d) is not None:
                 return True
-            return os.path.isfile(self.top + (d + b"/.gitattributes" if d else b".gitattributes"))
+            return worktree_counts(d) and os.path.isfile(self.top + name(d))
+
+        def read_worktree(d: bytes) -> bytes | None:
+            if not worktree_counts(d):
+                return None
+            try:
+                fd = os.open(self.top + name(d), os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as f:
+                    return f.read()
+            except OSError:
+                return None
 
         def read(d: bytes) -> bytes | None:
+            if worktree_first:
+                data = read_worktree(d)
+                if data is not None:
+                    return data
             oid = lookup(d)
             if oid is not None:
                 try:
                     return self.repo.odb.read_blob(oid)
                 except Exception:  # noqa: BLE001 - an unreadable attributes blob counts as absent
                     return None
-            try:
-                with open(self.top + (d + b"/.gitattributes" if d else b".gitattributes"), "rb") as f:
-                    return f.read()
-            except OSError:
-                return None
+            return None if worktree_first else read_worktree(d)
 
         from .promisor import prefetch_attributes  # a partial clone's missing .gitattributes
 
@@ -822,7 +847,8 @@ def run_checkout(
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
                                repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
                                core=co.core, to_git=co.to_git,
-                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True))
+                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
+                               refreshed=True)
         if clone is None:
             _refuse_submodule_recursion(repo, opts, plan, old.entries)
         sparse_warnings = _apply_sparse(co, plan, old.entries)
@@ -1173,7 +1199,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
         idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
         clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
-        co.setup_attributes(None, idx.entries)
+        co.setup_attributes(None, idx.entries, worktree_first=True)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         # skip-worktree entries are not checked out (checkout_all)
         wanted = [e for e in entries if not e.extended_flags & 0x4000]
@@ -1236,7 +1262,6 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         else:
             tree = None
             source = idx.entries
-        co.setup_attributes(tree, idx.entries)
         for path in sorted(source):
             e = source[path]
             cur = idx.entries.get(path)
@@ -1272,6 +1297,9 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 while i != -1:
                     entries.pop(name[:i], None)
                     i = name.find(b"/", i + 1)
+        # checkout_paths sets no attribute direction: the work tree's
+        # .gitattributes first, then the index as updated from the tree.
+        co.setup_attributes(None, entries, worktree_first=True)
         unmatched = pathspec.unmatched()
         if unmatched:
             raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"

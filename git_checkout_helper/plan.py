@@ -107,8 +107,13 @@ def worktree_matches(
     racy_timestamp_ns: int,
     core: CoreSettings = DEFAULT_CORE,
     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+    stat_only: bool = False,
 ) -> bool:
     """``ie_match_stat`` then ``ce_modified_check_fs``: is the file still ``entry``?
+
+    ``stat_only``: ``ie_match_stat`` alone, as ``verify_uptodate`` asks once
+    ``refresh_index`` has run: stat data that differ mean modified; only a
+    racy entry has its content looked at.
 
     Stat data first; when it differs (or the entry is racy) the content is
     compared: with ``to_git`` as git does, the file converted for the index
@@ -131,8 +136,11 @@ def worktree_matches(
     ):
         return False
     racy = racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns
-    if entry.stat_matches(st, core.check_stat, core.trust_ctime) and not racy and (entry.size or not st.st_size):
+    stat_ok = entry.stat_matches(st, core.check_stat, core.trust_ctime) and (entry.size or not st.st_size)
+    if stat_ok and not racy:
         return True
+    if stat_only and not stat_ok:
+        return False
     if have == S_IFLNK:
         return blob_hash(os.readlink(path), hash_name) == entry.oid
     if mode == S_IFLNK:  # core.symlinks=false: ce_compare_data on the file holding the target
@@ -264,12 +272,15 @@ def plan_switch(
     core: CoreSettings = DEFAULT_CORE,
     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
     ignored_in_subdir: Callable[[bytes], bool] | None = None,
+    refreshed: bool = False,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
     ``ignored`` is ``is_excluded`` with the standard excludes;
     ``ignored_in_subdir`` what ``verify_clean_subdirectory`` counts as
     ignored in a directory the checkout replaces (default: ``ignored``).
+    ``refreshed``: ``old`` went through ``refresh_index`` (refresh.py), so
+    an entry whose stat data still differ is modified (``verify_uptodate``).
     """
     if ignored_in_subdir is None:
         ignored_in_subdir = ignored
@@ -281,6 +292,7 @@ def plan_switch(
     untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
     staged_gone: list[bytes] = []
     leads: set[bytes] = set()  # refused as the leading file of a deeper path
+    leads_removed: set[bytes] = set()
     lose_dirs: list[bytes] = []
     hf, tf = head.files, target.files
     tracked = set(old)
@@ -293,7 +305,7 @@ def plan_switch(
             # directory was, and is refused like a modified file.
             return cur.name in wt.notdir
         return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, core,
-                                    to_git)
+                                    to_git, stat_only=refreshed)
 
     for path in sorted(set(hf) | set(tf) | set(old)):
         h, t, cur = hf.get(path), tf.get(path), old.get(path)
@@ -373,7 +385,7 @@ def plan_switch(
         if lead is not None:
             if lead not in tracked and not ignored(lead):
                 untracked_removed.append(lead)
-                leads.add(lead)
+                leads_removed.add(lead)
             continue
         st = wt.lstat(path)
         if st is None or ignored(path):
@@ -388,8 +400,11 @@ def plan_switch(
         # looks below it: no errors for paths under a refused path. (A
         # leading file in the way of a deeper path is no entry of its own:
         # unpack_trees still descends there.)
-        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | set(untracked)
-                   | set(untracked_removed)) - leads
+        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | (set(untracked) - leads)
+                   | (set(untracked_removed) - leads_removed))
+        # A leading file refused as an entry of its own (its deletion) is
+        # not refused again for the deeper path git then never visits.
+        untracked = [p for p in untracked if p not in leads or p not in refused]
 
         def first(paths: list[bytes]) -> list[bytes]:
             out = []

@@ -2,7 +2,10 @@
 
 Before its two-way merge, ``merge_working_tree`` refreshes the index
 (``REFRESH_QUIET``): every stage-0 entry whose file's stat data no longer
-matches but whose content still does takes the file's new stat data. The
+matches but whose content still does takes the file's new stat data
+(``ie_modified``: a file whose size differs from a known, non-zero size in
+the entry is changed without its content being read, even when it would
+convert to the same blob). The
 entries a switch keeps therefore leave the checkout stat-clean (``git
 diff-files`` says nothing of them), and the checks that follow see them up
 to date without reading them again.
@@ -40,6 +43,8 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
         if e.stat_matches(st, core.check_stat, core.trust_ctime) and not (
                 racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns):
             continue
+        if e.size and e.size != st.st_size & 0xFFFFFFFF and not stat_mod.S_ISDIR(st.st_mode):
+            continue  # ie_modified: DATA_CHANGED with a known size is a change, content unread
         if worktree_matches(e, top + path, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git):
             e.fill_stat(st)
 

@@ -176,7 +176,14 @@ test_expect_success 'git rm --cached, then a target without the file: refused, t
 	) &&
 	fuzz_case rmc "checkout other" other &&
 	echo "error: The following untracked working tree files would be removed by checkout:" >expect &&
-	test_cmp expect first.ours
+	test_cmp expect first.ours &&
+	git init -q rmc2 && (
+		cd rmc2 && echo a >c && echo k >keep && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -q c && mkdir c && echo x >c/x && git add c &&
+		git commit -qm two && git checkout -q main && git rm -q --cached c
+	) &&
+	fuzz_case rmc2 "checkout other" other &&
+	test_cmp err.git err.ours
 '
 
 test_expect_success 'a user file where a tracked directory was, the target has a file there: both groups, as git' '
@@ -190,12 +197,45 @@ test_expect_success 'a user file where a tracked directory was, the target has a
 	test_line_count = 3 actual &&
 	git init -q both2 && (
 		cd both2 && mkdir d && echo f >d/f.txt && echo k >keep && git add . && git commit -qm one &&
-		git checkout -q -b other && mkdir d/e && echo g >d/e/g && git add d && git commit -qm two &&
+		git checkout -q -b other && mkdir d/e && echo g >d/e/g && echo f2 >d/f.txt && git add d && git commit -qm two &&
 		git checkout -q main && rm -rf d && echo mine >d
 	) &&
 	fuzz_case both2 "checkout other" other &&
 	grep -v "^Aborting" err.git >expect && grep -v "^Aborting" err.ours >actual && test_cmp expect actual &&
 	test_line_count = 6 actual
+'
+
+test_expect_success 'attributes: a switch to a commit without .gitattributes writes without the old rules' '
+	git init -q attrdrop && (
+		cd attrdrop && printf "*.txt eol=crlf\n" >.gitattributes && echo a >f.txt &&
+		git add . && git commit -qm one && git checkout -q -b other && git rm -q .gitattributes &&
+		echo b >f.txt && git commit -qam two && git checkout -q main
+	) &&
+	fuzz_case attrdrop "checkout other" other &&
+	echo b >expect && test_cmp expect attrdrop.ours/f.txt &&
+	fuzz_case attrdrop "checkout -f other" "-f other"
+'
+
+test_expect_success 'attributes: a paths checkout reads the edited work-tree .gitattributes first; so does --all' '
+	git init -q attrwt && (
+		cd attrwt && echo a >f.txt && git add . && git commit -qm one &&
+		printf "*.txt eol=crlf\n" >.gitattributes && git add .gitattributes && git commit -qm attrs &&
+		printf "*.txt -text\n" >.gitattributes && rm f.txt
+	) &&
+	fuzz_case attrwt "checkout -- f.txt" "-- f.txt" &&
+	echo a >expect && test_cmp expect attrwt.ours/f.txt &&
+	fuzz_case attrwt "checkout \$(git rev-parse HEAD~1) -- f.txt" "\$(git rev-parse HEAD~1) -- f.txt" &&
+	fuzz_case attrwt "checkout-index -a -u" "--all"
+'
+
+test_expect_success 'a file whose size changed is modified without its content read, even if it cleans to the blob' '
+	git init -q sized && (
+		cd sized && printf "* text=auto\n" >.gitattributes && echo a >f && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q -b other && echo k2 >keep &&
+		git commit -qam two && git checkout -q main && printf "a\r\n" >f
+	) &&
+	fuzz_case sized "checkout other" other &&
+	echo "M	f" >expect && test_cmp expect df.ours
 '
 
 specs_cases() {
