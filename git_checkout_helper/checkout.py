@@ -792,6 +792,11 @@ def run_checkout(
             # No index file yet (``clone -n``, unborn branch): git's
             # initial_checkout, every entry new, untracked files protected.
             unborn = not old.entries and not old.mtime_ns
+            from .refresh import refresh_index  # merge_working_tree's refresh_index(REFRESH_QUIET)
+
+            refresh_index(old.entries, top, co.core.check_stat, co.core.trust_ctime,
+                          lambda e, full, st: worktree_matches(e, full, st, repo.hash_name, co.to_worktree,
+                                                               old.mtime_ns, co.core))
             plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
                                repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo), co.core)
         if clone is None:
