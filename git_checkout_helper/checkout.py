@@ -591,6 +591,7 @@ class Checkout:
             state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
                                   trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
                                   error=self.error, filters=self.filters, drivers=self.drivers)
+            state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
             for i, item in enumerate(q.items):
                 status, st = write_pc_item(item, state)
                 results[i] = (status, st)

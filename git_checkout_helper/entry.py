@@ -90,6 +90,10 @@ class CheckoutState:
         self._eol = eol if eol is not None else EolConfig()
         self.trace = trace
         self.error = error
+        # Conversion messages (an encoding that fails: git says so and writes
+        # the content unconverted, no failure); the helpers print them, so
+        # sequential mode must not count them as errors either.
+        self.say = error
         self.validate_element = validate_element
         # Filtered items (``--filters``): a filters.FilterRunner of this
         # process and the filter.<driver> sections by name.
@@ -279,7 +283,7 @@ def _write_blob(fd: int, item: PcItem, name: bytes, path: bytes, state: Checkout
         if filt is None:
             write_in_full(fd, convert_to_working_tree(
                 blob, item.crlf_action, item.ident, item.working_tree_encoding,
-                item.oid.hex().encode(), name, state.eol, state.error,
+                item.oid.hex().encode(), name, state.eol, state.say,
             ))
         elif type(blob) is not BlobStream:
             write_in_full(fd, blob if filt is NULL_FILTER else apply_filter(filt, blob))

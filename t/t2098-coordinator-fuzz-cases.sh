@@ -238,6 +238,18 @@ test_expect_success 'a file whose size changed is modified without its content r
 	echo "M	f" >expect && test_cmp expect df.ours
 '
 
+test_expect_success 'an encoding that fails: printed, content written unconverted, exit 0 at every -j, like git' '
+	git init -q enc && (
+		cd enc && printf "\377\376 bad\n" >f.u16 && git add . &&
+		printf "*.u16 working-tree-encoding=UTF-16LE\n" >.gitattributes && git add .gitattributes &&
+		git commit -qm one && rm f.u16
+	) &&
+	fuzz_case enc "checkout-index -a -f --prefix=out/" "--all -f --prefix=out/" &&
+	fuzz_case enc "checkout -- f.u16" "-- f.u16" &&
+	echo 0 >expect && test_cmp expect rc.ours &&
+	test_line_count = 1 err.ours
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
