@@ -28,102 +28,42 @@ import os
 import shutil
 import stat as stat_mod
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TextIO
 
 import msgspec
 
-from .attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
-from .autoworkers import AutoWorkers, auto_workers
-from .checkoutindex import select_entries
-from .cleancheck import CheckinAttributes
-from .config import (
-    AUTO_WORKERS,
-    eol_config,
-    is_auto,
-    online_cpus,
-    parallel_checkout_configs,
-    threshold_setting,
-)
-from .convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
-from .coresettings import core_settings
-from .entry import CheckoutState, write_pc_item
-from .filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from .index import S_IFGITLINK, S_IFLNK, Entry, IndexLock, build_cache_tree, read_index
-from .index_state import index_bytes
-from .pathspec import PathspecError, parse_pathspec
-from .pktline import LARGE_PACKET_DATA_MAX
-from .plan import Plan, PlanError, _mode_of, invalid_paths, plan_reset, plan_switch, worktree_matches
-from .progress import Progress
-from .refresh import refresh_entries
-from .repository import EMPTY, Repository, RevisionError, TreeFiles
-from .sparse import clear_skip_worktree_from_present_files
-from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
-from .wrapper import show_path, write_in_full
-
-__all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport", "PlanError", "checkout", "run_checkout"]
+from ..attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
+from ..autoworkers import AutoWorkers, auto_workers
+from ..cleancheck import CheckinAttributes
+from ..config import AUTO_WORKERS, eol_config, is_auto, parallel_checkout_configs, threshold_setting
+from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
+from ..coresettings import core_settings
+from ..entry import CheckoutState, write_pc_item
+from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
+from ..index import S_IFGITLINK, S_IFLNK, Entry
+from ..pktline import LARGE_PACKET_DATA_MAX
+from ..plan import Plan, invalid_paths
+from ..progress import Progress
+from ..repository import Repository, TreeFiles
+from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
+from ..wrapper import show_path, write_in_full
+from .options import CheckoutError, CheckoutOptions, CheckoutReport
 
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
+
+
 COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
+
+
 FAILED = PcItemStatus.PC_ITEM_FAILED
+
+
 #: More helpers than this buys nothing but file descriptors and memory.
 MAX_WORKERS = 64
+
+
 FIXED_PORTION_SIZE = REQUEST_LAYOUTS["git"].size
-
-
-class CheckoutError(Exception):
-    """A checkout that could not be completed; the message is for the user."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class CheckoutOptions(msgspec.Struct, kw_only=True):
-    """Settings of one checkout; ``None`` means "from the repository config"."""
-
-    workers: int | str | None = None  # "auto": chosen per checkout (autoworkers.py)
-    threshold: int | None = None
-    force: bool = False
-    quiet: bool = False
-    progress: bool | None = None  # None: when stderr is a terminal
-    helper_cmd: Sequence[str] | None = None
-    test_workers: str | None = None  # GIT_TEST_CHECKOUT_WORKERS, handed in by the CLI
-    #: Start our own helpers by forking the coordinator (fast) rather than by
-    #: exec'ing ``python -m git_checkout_helper checkout--helper``.
-    fork_helpers: bool = True
-    online_cpus: int = msgspec.field(default_factory=online_cpus)
-    #: I/O threads in each helper (``--threads K``, ``checkout.helperThreads``);
-    #: None: the setting, or checkout.workers=auto's choice.
-    helper_threads: int | None = None
-    #: ``--ignore-other-worktrees``: switch to a branch another worktree has checked out.
-    ignore_other_worktrees: bool = False
-    #: Ticks before the progress meter starts (``GIT_PROGRESS_DELAY``, git's 2);
-    #: ``--progress`` does not change it, as in git.
-    progress_delay: int = 2
-    #: ``--[no-]recurse-submodules``; None: ``submodule.recurse``. Submodules
-    #: are not updated by us: a checkout that would move one is refused.
-    recurse_submodules: bool | None = None
-    #: Terminal width for the meter (``$COLUMNS``); None: asked of the terminal.
-    columns: int | None = None
-
-
-class CheckoutReport(msgspec.Struct):
-    """What a checkout did (returned by the API, printed as JSON with -v)."""
-
-    written: int = 0
-    removed: int = 0
-    parallel_items: int = 0
-    sequential_items: int = 0
-    workers: int = 1
-    collided: list[str] = []
-    failed: list[str] = []
-    #: checkout.workers=auto: what was decided, and from what.
-    auto_workers: AutoWorkers | None = None
-    #: Batches sent to helpers (one per helper with the static split) and
-    #: I/O threads in each helper (checkout.distribution, checkout.helperThreads).
-    batches: int = 0
-    helper_threads: int = 1
 
 
 class _Queue:
@@ -242,7 +182,7 @@ class Checkout:
                     return None
             return None if worktree_first else read_worktree(d)
 
-        from .promisor import prefetch_attributes  # a partial clone's missing .gitattributes
+        from ..promisor import prefetch_attributes  # a partial clone's missing .gitattributes
 
         prefetch_attributes(self, tree, index)
         info = _read_file(os.path.join(self.repo.dirs.commondir, "info", "attributes"))
@@ -535,7 +475,7 @@ class Checkout:
         in the report and traced (trace2 ``data``, ``checkout/auto_workers``)."""
         if self._auto is not None and self._auto.items == nr:
             return self._auto.processes
-        from .fsinfo import probe, system_cpus, usable_cpus
+        from ..fsinfo import probe, system_cpus, usable_cpus
 
         explicit = self.opts.threshold
         if explicit is None:
@@ -563,13 +503,13 @@ class Checkout:
         expected number of items already calls for them."""
         workers, _ = self.choose_workers(expected_items)
         if workers > 1:
-            from .workers import HelperPool
+            from ..workers import HelperPool
 
             self.dynamic_distribution()  # a bad setting is fatal before the tree is touched
             argv, env, shown = self.helper_command()
             fork_entry = None
             if not self.opts.helper_cmd and self.opts.fork_helpers:
-                from .cli import helper_main as fork_entry  # the helper program's own entry point
+                from ..cli import helper_main as fork_entry  # the helper program's own entry point
 
                 argv = argv[4:]  # only its arguments: [--prefix=...]
             self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
@@ -654,7 +594,7 @@ class Checkout:
             return 1
         n = self.opts.helper_threads
         if n is None:
-            from .config import helper_threads_setting
+            from ..config import helper_threads_setting
 
             n = helper_threads_setting(self.repo.config)
         return max(1, n or 1)
@@ -666,7 +606,7 @@ class Checkout:
         if self.opts.helper_cmd:
             return False
         if self._dynamic is None:
-            from .config import distribution_setting
+            from ..config import distribution_setting
 
             self._dynamic = distribution_setting(self.repo.config) == "dynamic"
         return self._dynamic
@@ -760,272 +700,6 @@ def _read_file(path: str) -> bytes | None:
         return None
 
 
-def _ignore_matcher(repo: Repository, index, per_directory_only: bool = False) -> Callable[[bytes], bool]:
-    """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
-    info/exclude and each directory's .gitignore; ``per_directory_only``: the
-    .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
-    from .ignore import IgnoreRules
-
-    env = repo.environ
-    try:
-        name = os.fsdecode(repo.config.get((b"core",), b"excludesfile"))
-    except KeyError:
-        home = env.get("HOME")
-        xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
-        name = os.path.join(xdg, "git", "ignore") if xdg else None
-    if name and name.startswith("~") and env.get("HOME"):
-        name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
-    excludes = _read_file(name) if name and not per_directory_only else None
-    info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
-    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
-
-
-def run_checkout(
-    repo: Repository,
-    rev: str | None,
-    opts: CheckoutOptions,
-    err: TextIO = sys.stderr,
-    trace=None,
-    *,
-    clone: str | None = None,
-    out: TextIO = sys.stdout,
-    target=None,
-    branch_opts=None,
-) -> CheckoutReport:
-    """Switch the work tree, index and HEAD to ``rev`` (HEAD when None).
-
-    ``target`` and ``branch_opts`` (:mod:`revision`: a parsed command line
-    and ``-b``/``-B``/``--orphan``/``--detach``/``-t``) replace ``rev``; the
-    refs are then updated by ``revision.update_refs_for_switch``.
-
-    ``clone`` is the source of a clone being checked out for the first time
-    (oneway merge, the collision report, and "clone: from <source>" in the
-    reflog).
-    """
-    if repo.worktree is None:
-        raise CheckoutError("fatal: this operation must be run in a work tree", 128)
-    lock = IndexLock(repo.dirs.index_path)
-    try:
-        co = Checkout(repo, opts, err, trace)
-        old = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
-        clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
-        if old.unmerged and not opts.force:
-            # refresh_index lists them on stdout, then merge_working_tree fails.
-            for name in old.unmerged:
-                out.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
-            out.flush()
-            raise CheckoutError("error: you need to resolve your current index first", 1)
-        head_commit = repo.head_commit()
-        old_branch = repo.head_ref()
-        if target is not None:
-            commit, branch, remote_ref = target.commit or head_commit, target.path, None
-            if commit is None:
-                raise CheckoutError("fatal: You are on a branch yet to be born", 128)
-            switch, target = target, repo.tree_of(commit)
-        else:
-            switch = None
-            commit, branch, remote_ref = repo.resolve(rev or "HEAD")
-            target = repo.tree_of(commit)
-        # checkout_branch: a branch another worktree has checked out is not
-        # switched to (unless detaching, or creating a branch: -B checks its own).
-        creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
-        if (branch is not None and remote_ref is None and clone is None and (rev is not None or switch is not None)
-                and not opts.ignore_other_worktrees and branch != old_branch and not creating):
-            _die_if_checked_out(repo, branch)
-        # init_checkout_metadata: what a process filter is told of the checkout.
-        co.filters.ref, co.filters.treeish = branch, commit
-        _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
-        co.setup_attributes(target, old.entries)
-        top = co.top
-        if opts.force or clone is not None:
-            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                              core=co.core, to_git=co.to_git)
-        else:
-            # No index file yet (``clone -n``, unborn branch): git's
-            # initial_checkout, every entry new, untracked files protected.
-            unborn = not old.entries and not old.mtime_ns
-            refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
-            plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
-                               core=co.core, to_git=co.to_git,
-                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
-                               refreshed=True)
-        if clone is None:
-            _refuse_submodule_recursion(repo, opts, plan, old.entries)
-        sparse_warnings = _apply_sparse(co, plan, old.entries)
-        _execute(co, plan, opts, err)
-        if sparse_warnings:
-            err.write(sparse_warnings)
-        if co.errors:
-            raise CheckoutError("", 1)
-        entries = [plan.entries[p] for p in sorted(plan.entries)]
-        if clone is not None:
-            co.report_collisions(entries)
-        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
-                                worktree=co.top[:-1], switch=True, err=err,
-                                refreshed=not (opts.force or clone is not None), unread=clone is not None,
-                                changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
-    except BaseException:
-        lock.rollback()
-        raise
-    if not opts.force and not opts.quiet and clone is None:
-        out.writelines(_local_changes(co, target, entries, old.mtime_ns))
-    if switch is not None:
-        from .revision import update_refs_for_switch
-
-        update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
-                               getattr(branch_opts, "exists", False), out, err)
-        return co.report
-    message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
-    if remote_ref is not None:
-        msg = repo.set_upstream(branch, remote_ref)
-        if not opts.quiet:
-            out.write(msg + "\n")
-    # "git checkout HEAD": update_refs_for_switch has nothing to do.
-    head_itself = rev == "HEAD"
-    if clone is not None:
-        repo.update_head(commit, branch or old_branch, message)
-    elif rev is not None and not head_itself:
-        repo.update_head(commit, branch, message)
-    if not opts.quiet and clone is None and rev is not None:
-        if not head_itself:
-            if old_branch is None and head_commit is not None and head_commit != commit:
-                _orphaned_commit_warning(err, repo, head_commit, commit)
-            _say_switched(err, old_branch, branch, commit, rev, repo, created=remote_ref is not None)
-        tracked = old_branch if head_itself else branch
-        if tracked is not None and remote_ref is None:
-            # (git says nothing for a branch it has just created: its
-            # config cache predates the new upstream.)
-            out.write(repo.tracking_info(tracked) or "")
-    return co.report
-
-
-def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
-    """checkout_branch's ``die_if_checked_out`` (see :mod:`discovery`)."""
-    from .discovery import NotAGitRepository, die_if_checked_out
-
-    try:
-        die_if_checked_out(repo.dirs, branch)
-    except NotAGitRepository as e:
-        raise CheckoutError(f"fatal: {e}", 128) from None
-
-
-def _apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
-    """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
-    from .sparse import apply_sparse_checkout, load_sparse_checkout
-
-    sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)
-    if sparse is None:
-        return ""
-    return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
-        e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git))
-
-
-def _oneline(repo: Repository, commit: bytes) -> str:
-    """``<abbrev> <subject>`` (CMIT_FMT_ONELINE: the message's first paragraph)."""
-    try:
-        para = repo.store[commit].message.split(b"\n\n", 1)[0]
-        subject = b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
-    except Exception:  # noqa: BLE001 - the message is cosmetic
-        subject = ""
-    from .revision import find_unique_abbrev
-
-    return f"{find_unique_abbrev(repo, commit)} {subject}"
-
-
-def _abbrev(repo: Repository, oid: bytes) -> str:
-    """``find_unique_abbrev`` with core.abbrev / the object count (revision.py)."""
-    from .revision import find_unique_abbrev
-
-    return find_unique_abbrev(repo, oid)
-
-
-def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: bytes) -> None:
-    """Leaving a detached HEAD: "Previous HEAD position was ...", or the
-    commits no ref (nor the new HEAD) reaches, as git lists them."""
-    refs = repo.dulwich.refs
-    tips = {new}
-    for name in refs.allkeys():
-        if name != b"HEAD":
-            try:
-                tips.add(repo._peel_to_commit(refs[name]))
-            except Exception:  # noqa: BLE001 - a ref to a non-commit reaches nothing
-                pass
-    lost = [e.commit.id for e in repo.dulwich.get_walker(include=[old], exclude=sorted(tips))]
-    if not lost:
-        err.write(f"Previous HEAD position was {_oneline(repo, old)}\n")
-        return
-    n = len(lost)
-    listed = "".join(f"  {_oneline(repo, c)}\n" for c in lost[:4])
-    if n == 5:
-        listed += f"  {_oneline(repo, lost[-1])}\n"
-    elif n > 5:
-        listed += f" ... and {n - 4} more.\n"
-    s = "s" if n != 1 else ""
-    err.write(f"Warning: you are leaving {n} commit{s} behind, not connected to\n"
-              f"any of your branches:\n\n{listed}\n")
-    if _advice_enabled(repo, b"detachedhead"):
-        err.write(f"If you want to keep {'them' if n != 1 else 'it'} by creating a new branch, this may be a good time\n"
-                  f"to do so with:\n\n git branch <new-branch-name> {_abbrev(repo, old)}\n\n")
-
-
-def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_ns: int) -> list[str]:
-    """``show_local_changes``: what differs between the new HEAD and the work
-    tree (through the new index), as ``diff-index --name-status`` lines.
-
-    Entries this checkout wrote are up to date; carried ones are checked
-    like ``get_stat_data`` (stat, then content). A submodule counts as
-    changed when its HEAD is not the recorded commit (dirty submodule
-    contents are not looked at).
-    """
-    tf = target.files
-    by_name = {e.name: e for e in entries}
-    lines = []
-    for path in sorted(set(tf) | set(by_name)):
-        t, e = tf.get(path), by_name.get(path)
-        name = path.decode("utf-8", "surrogateescape")
-        if e is None:
-            lines.append(f"D\t{name}\n")
-            continue
-        if e.extended_flags & 0x4000:  # skip-worktree: the index entry stands for the file
-            if t is None:
-                lines.append(f"A\t{name}\n")
-            elif (e.mode, e.oid) != t:
-                lines.append(f"{'T' if (e.mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
-            continue
-        full = co.top + path
-        st = _lstat_or_none(full)
-        if st is None:
-            if t is not None:
-                lines.append(f"D\t{name}\n")
-            continue
-        if e.mode == S_IFGITLINK:
-            changed = stat_mod.S_ISDIR(st.st_mode) and _submodule_head(full) not in (None, e.oid)
-            mode = e.mode
-        else:
-            changed = not e.uptodate and not worktree_matches(e, full, st, co.repo.hash_name, co.to_worktree,
-                                                              racy_ns, co.core, co.to_git)
-            mode = _mode_of(st) if changed else e.mode
-        if t is None:
-            lines.append(f"A\t{name}\n")
-        elif changed or (e.mode, e.oid) != t:
-            lines.append(f"{'T' if (mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
-    return lines
-
-
-def _submodule_head(path: bytes) -> bytes | None:
-    """The commit a populated submodule's HEAD names (raw), or None."""
-    if not os.path.lexists(os.path.join(path, b".git")):
-        return None
-    try:
-        from dulwich.repo import Repo
-
-        with Repo(os.fsdecode(path)) as r:
-            return bytes.fromhex(r.head().decode())
-    except Exception:  # noqa: BLE001 - not a repository, or no HEAD: nothing to say
-        return None
-
-
 def _refuse_invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[bytes], int], code: int = 1) -> None:
     """``verify_path`` for every path a checkout touches, before any is
     touched: a tree or index naming ``../x`` or ``.git/x`` is refused whole,
@@ -1063,7 +737,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
     # builtin/checkout.c: an explicit --progress shows it even with -q;
     # otherwise -q hides it and a terminal shows it.
     show = opts.progress if opts.progress is not None else (not opts.quiet and err.isatty())
-    from .promisor import prefetch_plan  # a partial clone: what is missing, fetched before any change
+    from ..promisor import prefetch_plan  # a partial clone: what is missing, fetched before any change
 
     prefetch_plan(co, plan.write, err if show else None)
     if show and total:
@@ -1084,276 +758,3 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         co.filters.close()  # process filters: end of input, then reaped (idempotent)
     if co.progress:
         co.progress.stop()
-
-
-def _refuse_submodule_recursion(repo: Repository, opts: CheckoutOptions, plan: Plan,
-                                old: dict[bytes, Entry]) -> None:
-    """``--recurse-submodules`` / ``submodule.recurse``: git would move the
-    populated submodules whose gitlinks change; we do not, so such a
-    checkout is refused before anything is touched (fail closed)."""
-    recurse = opts.recurse_submodules
-    if recurse is None:
-        from .config import _get, git_config_bool
-
-        raw = _get(repo.config, b"submodule", b"recurse")
-        recurse = raw is not None and git_config_bool("submodule.recurse", raw)
-    if not recurse:
-        return
-    moved = [e.name for e in plan.write if e.mode == S_IFGITLINK]
-    moved += [p for p in plan.remove if p in old and old[p].mode == S_IFGITLINK]
-    if moved:
-        raise CheckoutError(f"fatal: submodule '{show_path(sorted(moved)[0])}' would be updated "
-                            "(--recurse-submodules, submodule.recurse): not supported by this command; "
-                            "use git checkout", 128)
-
-
-def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:
-    """A TREE extension from the target's trees, invalid where the index differs."""
-    if target.tree_id is None:
-        return None
-    invalid: set[bytes] = set()
-    tf = target.files
-    differing = [p for p, e in plan.entries.items() if tf.get(p) != (e.mode, e.oid)]
-    differing += [p for p in tf if p not in plan.entries]
-    for p in differing:
-        d = p
-        while True:
-            slash = d.rfind(b"/")
-            d = d[:slash] if slash != -1 else b""
-            invalid.add(d)
-            if not d:
-                break
-    return build_cache_tree(target.trees, invalid)
-
-
-def _describe(branch: bytes | None, commit: bytes | None) -> bytes:
-    if branch is not None:
-        return branch[len(b"refs/heads/"):] if branch.startswith(b"refs/heads/") else branch
-    return commit or b"(null)"
-
-
-def _reflog_message(repo, old_branch, old_commit, branch, commit, rev, clone) -> bytes:
-    if clone is not None:
-        return b"clone: from " + clone.encode()
-    return b"checkout: moving from " + _describe(old_branch, old_commit) + b" to " + (
-        branch[len(b"refs/heads/"):] if branch else (rev or "HEAD").encode()
-    )
-
-
-DETACHED_HEAD_ADVICE = """\
-Note: switching to '{rev}'.
-
-You are in 'detached HEAD' state. You can look around, make experimental
-changes and commit them, and you can discard any commits you make in this
-state without impacting any branches by switching back to a branch.
-
-If you want to create a new branch to retain commits you create, you may
-do so (now or later) by using -c with the switch command. Example:
-
-  git switch -c <new-branch-name>
-
-Or undo this operation with:
-
-  git switch -
-
-Turn off this advice by setting config variable advice.detachedHead to false
-
-"""
-
-
-def _say_switched(err: TextIO, old_branch, branch, commit, rev, repo=None, created=False) -> None:
-    """``update_refs_for_switch``'s messages (builtin/checkout.c)."""
-    if branch is not None:
-        name = branch[len(b"refs/heads/"):].decode()
-        if branch == old_branch:
-            err.write(f"Already on '{name}'\n")
-        elif created:
-            err.write(f"Switched to a new branch '{name}'\n")
-        else:
-            err.write(f"Switched to branch '{name}'\n")
-        return
-    if repo is None:
-        err.write(f"HEAD is now at {commit[:7].decode()}\n")
-        return
-    if old_branch is not None and _advice_enabled(repo, b"detachedhead"):
-        err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
-    err.write(f"HEAD is now at {_oneline(repo, commit)}\n")
-
-
-def _advice_enabled(repo: Repository, key: bytes) -> bool:
-    try:
-        return repo.config.get_boolean((b"advice",), key, True)
-    except (KeyError, ValueError):
-        return True
-
-
-def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None = None,
-                     err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
-    """``git checkout-index -a [-f] [--prefix=<p>]``: write every index entry.
-
-    Without a prefix the index takes the new stat data (under ``index.lock``);
-    with one the index is not touched, as in git. Without ``-f`` a file
-    that exists and differs is left alone and reported ("already exists").
-    """
-    lock = IndexLock(repo.dirs.index_path) if not prefix else None
-    try:
-        co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
-        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
-        co.setup_attributes(None, idx.entries, worktree_first=True)
-        entries = [idx.entries[p] for p in sorted(idx.entries)]
-        # skip-worktree entries are not checked out (checkout_all)
-        wanted = [e for e in entries if not e.extended_flags & 0x4000]
-        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force, co.core)
-        if not opts.quiet:
-            err.writelines(line + "\n" for line in exists)
-        if fatal:
-            raise CheckoutError(fatal, 128)
-        if prefix and todo:
-            # create_directories makes the prefix's own directories too
-            # (``--prefix=out/``); a symlink to a directory may stand for one.
-            os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
-        _execute(co, _plan_of(todo), opts, err)
-        if lock is not None and not co.errors and not exists:
-            lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
-                                    switch=False, changed=bool(todo), err=err))
-        if co.errors or exists:
-            raise CheckoutError("", 1)
-    except BaseException:
-        if lock is not None:
-            lock.rollback()
-        raise
-    return co.report
-
-
-def _plan_of(entries: list[Entry]) -> Plan:
-    plan = Plan()
-    plan.write = entries
-    return plan
-
-
-def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
-                       opts: CheckoutOptions, err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
-    """``git checkout [<tree-ish>] -- <pathspec>...``: restore paths.
-
-    From the index, or from ``<tree-ish>`` into the index and the work tree
-    (overlay: index entries the tree lacks stay). Local changes to the named
-    paths are overwritten, as git does; a pathspec matching nothing is an
-    error before anything is touched.
-    """
-    lock = IndexLock(repo.dirs.index_path)
-    try:
-        co = Checkout(repo, opts, err, trace)
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
-        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
-        try:
-            pathspec = parse_pathspec(pathspecs, cwd_prefix)
-        except PathspecError as e:
-            raise CheckoutError(f"fatal: {e}", 128) from None
-        entries = dict(idx.entries)
-        todo: list[Entry] = []
-        added: set[bytes] = set()
-        if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
-            tree = repo.read_tree(treeish)
-            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
-        elif treeish is not None:
-            commit, _b, _r = repo.resolve(treeish)
-            tree = repo.tree_of(commit)
-            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
-        else:
-            tree = None
-            source = idx.entries
-        for path in sorted(source):
-            e = source[path]
-            cur = idx.entries.get(path)
-            if cur is not None and cur.extended_flags & 0x4000 and (treeish is None or cur.same_object(e)):
-                continue  # skip-worktree: neither matched nor written (mark_ce_for_checkout_overlay)
-            if not pathspec.match(path):
-                continue
-            if treeish is None or (cur is not None and cur.same_object(e)):
-                e = cur
-                try:
-                    st = os.lstat(co.top + path)
-                    if e.stat_matches(st, co.core.check_stat, co.core.trust_ctime) and e.mode != S_IFGITLINK:
-                        continue
-                except (FileNotFoundError, NotADirectoryError):
-                    pass
-                e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
-            if path not in entries:
-                added.add(path)
-            entries[path] = e
-            todo.append(e)
-        if added:
-            # add_index_entry(ADD_CACHE_OK_TO_REPLACE): a new entry replaces
-            # the entries it conflicts with (a file where its directory goes,
-            # or entries below a path that is now a file).
-            for name in [n for n in entries if n not in added and b"/" in n]:
-                i = name.find(b"/")
-                while i != -1 and name[:i] not in added:
-                    i = name.find(b"/", i + 1)
-                if i != -1:
-                    del entries[name]
-            for name in added:
-                i = name.find(b"/")
-                while i != -1:
-                    entries.pop(name[:i], None)
-                    i = name.find(b"/", i + 1)
-        # checkout_paths sets no attribute direction: the work tree's
-        # .gitattributes first, then the index as updated from the tree.
-        co.setup_attributes(None, entries, worktree_first=True)
-        unmatched = pathspec.unmatched()
-        if unmatched:
-            raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"
-                                          for p in unmatched), 1)
-        _execute(co, _plan_of(todo), opts, err)
-        if co.errors:
-            raise CheckoutError("", 1)
-        # add_index_entry: cache_tree_invalidate_path for each entry added or
-        # replaced, and for those the replacement removed.
-        lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
-                                worktree=co.top[:-1], switch=False, err=err,
-                                changed=bool(todo) or entries.keys() != idx.entries.keys(),
-                                changed_paths=sorted({e.name for e in todo if not e.same_object(idx.entries.get(e.name))}
-                                                     | (idx.entries.keys() - entries.keys()))))
-    except BaseException:
-        lock.rollback()
-        raise
-    # git prints "Updated N paths from ..." only without "--", which our
-    # command line always has: nothing to say.
-    return co.report
-
-
-def checkout(
-    repo,
-    target: str | None = None,
-    *,
-    workers: int | str | None = None,
-    threshold: int | None = None,
-    force: bool = False,
-    progress: bool | None = False,
-    quiet: bool = True,
-    helper_cmd: Sequence[str] | None = None,
-    environ: dict[str, str] | None = None,
-) -> CheckoutReport:
-    """Check out ``target`` (a branch, tag or commit; HEAD when None) in ``repo``.
-
-    ``repo`` is a path or a :class:`dulwich.repo.Repo`. ``workers`` is the
-    number of helper processes (None: ``checkout.workers``; 0: one per CPU;
-    ``"auto"``: chosen from the filesystem, CPUs and items, see :mod:`autoworkers`);
-    below ``threshold`` items (None: ``checkout.thresholdForParallelism``) the
-    checkout runs in this process. Raises :class:`CheckoutError` or
-    :class:`plan.PlanError` (local changes in the way) without touching
-    anything in the latter case.
-    """
-    path = repo if isinstance(repo, str | bytes | os.PathLike) else repo.path
-    r = Repository.open(os.fsdecode(path), environ if environ is not None else {})
-    try:
-        opts = CheckoutOptions(workers=workers, threshold=threshold, force=force, quiet=quiet,
-                               progress=progress, helper_cmd=helper_cmd)
-        try:
-            return run_checkout(r, target, opts, err=sys.stderr)
-        except RevisionError as e:  # the documented exceptions only
-            raise CheckoutError(f"error: {e}", 1) from e
-    finally:
-        r.close()
-

@@ -1,0 +1,155 @@
+"""Writing index entries back: ``git checkout-index -a [--prefix]`` and
+``git checkout [<tree-ish>] -- <pathspec>`` (``builtin/checkout-index.c``,
+``checkout_paths`` in ``builtin/checkout.c``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from ..checkoutindex import select_entries
+from ..index import S_IFGITLINK, Entry, IndexLock, read_index
+from ..index_state import index_bytes
+from ..pathspec import PathspecError, parse_pathspec
+from ..plan import Plan
+from ..repository import Repository
+from ..sparse import clear_skip_worktree_from_present_files
+from .options import CheckoutError, CheckoutOptions, CheckoutReport
+from .updates import Checkout, _execute
+
+
+def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None = None,
+                     err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
+    """``git checkout-index -a [-f] [--prefix=<p>]``: write every index entry.
+
+    Without a prefix the index takes the new stat data (under ``index.lock``);
+    with one the index is not touched, as in git. Without ``-f`` a file
+    that exists and differs is left alone and reported ("already exists").
+    """
+    lock = IndexLock(repo.dirs.index_path) if not prefix else None
+    try:
+        co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
+        co.setup_attributes(None, idx.entries, worktree_first=True)
+        entries = [idx.entries[p] for p in sorted(idx.entries)]
+        # skip-worktree entries are not checked out (checkout_all)
+        wanted = [e for e in entries if not e.extended_flags & 0x4000]
+        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force, co.core)
+        if not opts.quiet:
+            err.writelines(line + "\n" for line in exists)
+        if fatal:
+            raise CheckoutError(fatal, 128)
+        if prefix and todo:
+            # create_directories makes the prefix's own directories too
+            # (``--prefix=out/``); a symlink to a directory may stand for one.
+            os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
+        _execute(co, _plan_of(todo), opts, err)
+        if lock is not None and not co.errors and not exists:
+            lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
+                                    switch=False, changed=bool(todo), err=err))
+        if co.errors or exists:
+            raise CheckoutError("", 1)
+    except BaseException:
+        if lock is not None:
+            lock.rollback()
+        raise
+    return co.report
+
+
+def _plan_of(entries: list[Entry]) -> Plan:
+    plan = Plan()
+    plan.write = entries
+    return plan
+
+
+def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
+                       opts: CheckoutOptions, err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
+    """``git checkout [<tree-ish>] -- <pathspec>...``: restore paths.
+
+    From the index, or from ``<tree-ish>`` into the index and the work tree
+    (overlay: index entries the tree lacks stay). Local changes to the named
+    paths are overwritten, as git does; a pathspec matching nothing is an
+    error before anything is touched.
+    """
+    lock = IndexLock(repo.dirs.index_path)
+    try:
+        co = Checkout(repo, opts, err, trace)
+        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
+        try:
+            pathspec = parse_pathspec(pathspecs, cwd_prefix)
+        except PathspecError as e:
+            raise CheckoutError(f"fatal: {e}", 128) from None
+        entries = dict(idx.entries)
+        todo: list[Entry] = []
+        added: set[bytes] = set()
+        if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
+            tree = repo.read_tree(treeish)
+            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+        elif treeish is not None:
+            commit, _b, _r = repo.resolve(treeish)
+            tree = repo.tree_of(commit)
+            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+        else:
+            tree = None
+            source = idx.entries
+        for path in sorted(source):
+            e = source[path]
+            cur = idx.entries.get(path)
+            if cur is not None and cur.extended_flags & 0x4000 and (treeish is None or cur.same_object(e)):
+                continue  # skip-worktree: neither matched nor written (mark_ce_for_checkout_overlay)
+            if not pathspec.match(path):
+                continue
+            if treeish is None or (cur is not None and cur.same_object(e)):
+                e = cur
+                try:
+                    st = os.lstat(co.top + path)
+                    if e.stat_matches(st, co.core.check_stat, co.core.trust_ctime) and e.mode != S_IFGITLINK:
+                        continue
+                except (FileNotFoundError, NotADirectoryError):
+                    pass
+                e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
+            if path not in entries:
+                added.add(path)
+            entries[path] = e
+            todo.append(e)
+        if added:
+            # add_index_entry(ADD_CACHE_OK_TO_REPLACE): a new entry replaces
+            # the entries it conflicts with (a file where its directory goes,
+            # or entries below a path that is now a file).
+            for name in [n for n in entries if n not in added and b"/" in n]:
+                i = name.find(b"/")
+                while i != -1 and name[:i] not in added:
+                    i = name.find(b"/", i + 1)
+                if i != -1:
+                    del entries[name]
+            for name in added:
+                i = name.find(b"/")
+                while i != -1:
+                    entries.pop(name[:i], None)
+                    i = name.find(b"/", i + 1)
+        # checkout_paths sets no attribute direction: the work tree's
+        # .gitattributes first, then the index as updated from the tree.
+        co.setup_attributes(None, entries, worktree_first=True)
+        unmatched = pathspec.unmatched()
+        if unmatched:
+            raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"
+                                          for p in unmatched), 1)
+        _execute(co, _plan_of(todo), opts, err)
+        if co.errors:
+            raise CheckoutError("", 1)
+        # add_index_entry: cache_tree_invalidate_path for each entry added or
+        # replaced, and for those the replacement removed.
+        lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
+                                worktree=co.top[:-1], switch=False, err=err,
+                                changed=bool(todo) or entries.keys() != idx.entries.keys(),
+                                changed_paths=sorted({e.name for e in todo if not e.same_object(idx.entries.get(e.name))}
+                                                     | (idx.entries.keys() - entries.keys()))))
+    except BaseException:
+        lock.rollback()
+        raise
+    # git prints "Updated N paths from ..." only without "--", which our
+    # command line always has: nothing to say.
+    return co.report

@@ -1,0 +1,388 @@
+"""Switching branches and the clone checkout, and their messages (``builtin/checkout.c``:
+``switch_branches``, ``merge_working_tree``, ``update_refs_for_switch``,
+``show_local_changes``)."""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from ..index import S_IFGITLINK, Entry, IndexLock, build_cache_tree, read_index
+from ..index_state import index_bytes
+from ..plan import Plan, _mode_of, plan_reset, plan_switch, worktree_matches
+from ..refresh import refresh_entries
+from ..repository import EMPTY, Repository, TreeFiles
+from ..sparse import clear_skip_worktree_from_present_files
+from ..wrapper import show_path
+from .options import CheckoutError, CheckoutOptions, CheckoutReport
+from .updates import Checkout, _execute, _lstat_or_none, _read_file, _refuse_hostile_tree
+
+
+def _ignore_matcher(repo: Repository, index, per_directory_only: bool = False) -> Callable[[bytes], bool]:
+    """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
+    info/exclude and each directory's .gitignore; ``per_directory_only``: the
+    .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
+    from ..ignore import IgnoreRules
+
+    env = repo.environ
+    try:
+        name = os.fsdecode(repo.config.get((b"core",), b"excludesfile"))
+    except KeyError:
+        home = env.get("HOME")
+        xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+        name = os.path.join(xdg, "git", "ignore") if xdg else None
+    if name and name.startswith("~") and env.get("HOME"):
+        name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
+    excludes = _read_file(name) if name and not per_directory_only else None
+    info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
+    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
+
+
+def run_checkout(
+    repo: Repository,
+    rev: str | None,
+    opts: CheckoutOptions,
+    err: TextIO = sys.stderr,
+    trace=None,
+    *,
+    clone: str | None = None,
+    out: TextIO = sys.stdout,
+    target=None,
+    branch_opts=None,
+) -> CheckoutReport:
+    """Switch the work tree, index and HEAD to ``rev`` (HEAD when None).
+
+    ``target`` and ``branch_opts`` (:mod:`revision`: a parsed command line
+    and ``-b``/``-B``/``--orphan``/``--detach``/``-t``) replace ``rev``; the
+    refs are then updated by ``revision.update_refs_for_switch``.
+
+    ``clone`` is the source of a clone being checked out for the first time
+    (oneway merge, the collision report, and "clone: from <source>" in the
+    reflog).
+    """
+    if repo.worktree is None:
+        raise CheckoutError("fatal: this operation must be run in a work tree", 128)
+    lock = IndexLock(repo.dirs.index_path)
+    try:
+        co = Checkout(repo, opts, err, trace)
+        old = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
+        if old.unmerged and not opts.force:
+            # refresh_index lists them on stdout, then merge_working_tree fails.
+            for name in old.unmerged:
+                out.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
+            out.flush()
+            raise CheckoutError("error: you need to resolve your current index first", 1)
+        head_commit = repo.head_commit()
+        old_branch = repo.head_ref()
+        if target is not None:
+            commit, branch, remote_ref = target.commit or head_commit, target.path, None
+            if commit is None:
+                raise CheckoutError("fatal: You are on a branch yet to be born", 128)
+            switch, target = target, repo.tree_of(commit)
+        else:
+            switch = None
+            commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+            target = repo.tree_of(commit)
+        # checkout_branch: a branch another worktree has checked out is not
+        # switched to (unless detaching, or creating a branch: -B checks its own).
+        creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
+        if (branch is not None and remote_ref is None and clone is None and (rev is not None or switch is not None)
+                and not opts.ignore_other_worktrees and branch != old_branch and not creating):
+            _die_if_checked_out(repo, branch)
+        # init_checkout_metadata: what a process filter is told of the checkout.
+        co.filters.ref, co.filters.treeish = branch, commit
+        _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
+        co.setup_attributes(target, old.entries)
+        top = co.top
+        if opts.force or clone is not None:
+            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
+                              core=co.core, to_git=co.to_git)
+        else:
+            # No index file yet (``clone -n``, unborn branch): git's
+            # initial_checkout, every entry new, untracked files protected.
+            unborn = not old.entries and not old.mtime_ns
+            refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
+            plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
+                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
+                               core=co.core, to_git=co.to_git,
+                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
+                               refreshed=True)
+        if clone is None:
+            _refuse_submodule_recursion(repo, opts, plan, old.entries)
+        sparse_warnings = _apply_sparse(co, plan, old.entries)
+        _execute(co, plan, opts, err)
+        if sparse_warnings:
+            err.write(sparse_warnings)
+        if co.errors:
+            raise CheckoutError("", 1)
+        entries = [plan.entries[p] for p in sorted(plan.entries)]
+        if clone is not None:
+            co.report_collisions(entries)
+        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
+                                worktree=co.top[:-1], switch=True, err=err,
+                                refreshed=not (opts.force or clone is not None), unread=clone is not None,
+                                changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
+    except BaseException:
+        lock.rollback()
+        raise
+    if not opts.force and not opts.quiet and clone is None:
+        out.writelines(_local_changes(co, target, entries, old.mtime_ns))
+    if switch is not None:
+        from ..revision import update_refs_for_switch
+
+        update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
+                               getattr(branch_opts, "exists", False), out, err)
+        return co.report
+    message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
+    if remote_ref is not None:
+        msg = repo.set_upstream(branch, remote_ref)
+        if not opts.quiet:
+            out.write(msg + "\n")
+    # "git checkout HEAD": update_refs_for_switch has nothing to do.
+    head_itself = rev == "HEAD"
+    if clone is not None:
+        repo.update_head(commit, branch or old_branch, message)
+    elif rev is not None and not head_itself:
+        repo.update_head(commit, branch, message)
+    if not opts.quiet and clone is None and rev is not None:
+        if not head_itself:
+            if old_branch is None and head_commit is not None and head_commit != commit:
+                _orphaned_commit_warning(err, repo, head_commit, commit)
+            _say_switched(err, old_branch, branch, commit, rev, repo, created=remote_ref is not None)
+        tracked = old_branch if head_itself else branch
+        if tracked is not None and remote_ref is None:
+            # (git says nothing for a branch it has just created: its
+            # config cache predates the new upstream.)
+            out.write(repo.tracking_info(tracked) or "")
+    return co.report
+
+
+def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
+    """checkout_branch's ``die_if_checked_out`` (see :mod:`discovery`)."""
+    from ..discovery import NotAGitRepository, die_if_checked_out
+
+    try:
+        die_if_checked_out(repo.dirs, branch)
+    except NotAGitRepository as e:
+        raise CheckoutError(f"fatal: {e}", 128) from None
+
+
+def _apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
+    """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
+    from ..sparse import apply_sparse_checkout, load_sparse_checkout
+
+    sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)
+    if sparse is None:
+        return ""
+    return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
+        e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git))
+
+
+def _oneline(repo: Repository, commit: bytes) -> str:
+    """``<abbrev> <subject>`` (CMIT_FMT_ONELINE: the message's first paragraph)."""
+    try:
+        para = repo.store[commit].message.split(b"\n\n", 1)[0]
+        subject = b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - the message is cosmetic
+        subject = ""
+    from ..revision import find_unique_abbrev
+
+    return f"{find_unique_abbrev(repo, commit)} {subject}"
+
+
+def _abbrev(repo: Repository, oid: bytes) -> str:
+    """``find_unique_abbrev`` with core.abbrev / the object count (revision.py)."""
+    from ..revision import find_unique_abbrev
+
+    return find_unique_abbrev(repo, oid)
+
+
+def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: bytes) -> None:
+    """Leaving a detached HEAD: "Previous HEAD position was ...", or the
+    commits no ref (nor the new HEAD) reaches, as git lists them."""
+    refs = repo.dulwich.refs
+    tips = {new}
+    for name in refs.allkeys():
+        if name != b"HEAD":
+            try:
+                tips.add(repo._peel_to_commit(refs[name]))
+            except Exception:  # noqa: BLE001 - a ref to a non-commit reaches nothing
+                pass
+    lost = [e.commit.id for e in repo.dulwich.get_walker(include=[old], exclude=sorted(tips))]
+    if not lost:
+        err.write(f"Previous HEAD position was {_oneline(repo, old)}\n")
+        return
+    n = len(lost)
+    listed = "".join(f"  {_oneline(repo, c)}\n" for c in lost[:4])
+    if n == 5:
+        listed += f"  {_oneline(repo, lost[-1])}\n"
+    elif n > 5:
+        listed += f" ... and {n - 4} more.\n"
+    s = "s" if n != 1 else ""
+    err.write(f"Warning: you are leaving {n} commit{s} behind, not connected to\n"
+              f"any of your branches:\n\n{listed}\n")
+    if _advice_enabled(repo, b"detachedhead"):
+        err.write(f"If you want to keep {'them' if n != 1 else 'it'} by creating a new branch, this may be a good time\n"
+                  f"to do so with:\n\n git branch <new-branch-name> {_abbrev(repo, old)}\n\n")
+
+
+def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_ns: int) -> list[str]:
+    """``show_local_changes``: what differs between the new HEAD and the work
+    tree (through the new index), as ``diff-index --name-status`` lines.
+
+    Entries this checkout wrote are up to date; carried ones are checked
+    like ``get_stat_data`` (stat, then content). A submodule counts as
+    changed when its HEAD is not the recorded commit (dirty submodule
+    contents are not looked at).
+    """
+    tf = target.files
+    by_name = {e.name: e for e in entries}
+    lines = []
+    for path in sorted(set(tf) | set(by_name)):
+        t, e = tf.get(path), by_name.get(path)
+        name = path.decode("utf-8", "surrogateescape")
+        if e is None:
+            lines.append(f"D\t{name}\n")
+            continue
+        if e.extended_flags & 0x4000:  # skip-worktree: the index entry stands for the file
+            if t is None:
+                lines.append(f"A\t{name}\n")
+            elif (e.mode, e.oid) != t:
+                lines.append(f"{'T' if (e.mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
+            continue
+        full = co.top + path
+        st = _lstat_or_none(full)
+        if st is None:
+            if t is not None:
+                lines.append(f"D\t{name}\n")
+            continue
+        if e.mode == S_IFGITLINK:
+            changed = stat_mod.S_ISDIR(st.st_mode) and _submodule_head(full) not in (None, e.oid)
+            mode = e.mode
+        else:
+            changed = not e.uptodate and not worktree_matches(e, full, st, co.repo.hash_name, co.to_worktree,
+                                                              racy_ns, co.core, co.to_git)
+            mode = _mode_of(st) if changed else e.mode
+        if t is None:
+            lines.append(f"A\t{name}\n")
+        elif changed or (e.mode, e.oid) != t:
+            lines.append(f"{'T' if (mode ^ t[0]) & 0o170000 else 'M'}\t{name}\n")
+    return lines
+
+
+def _submodule_head(path: bytes) -> bytes | None:
+    """The commit a populated submodule's HEAD names (raw), or None."""
+    if not os.path.lexists(os.path.join(path, b".git")):
+        return None
+    try:
+        from dulwich.repo import Repo
+
+        with Repo(os.fsdecode(path)) as r:
+            return bytes.fromhex(r.head().decode())
+    except Exception:  # noqa: BLE001 - not a repository, or no HEAD: nothing to say
+        return None
+
+
+def _refuse_submodule_recursion(repo: Repository, opts: CheckoutOptions, plan: Plan,
+                                old: dict[bytes, Entry]) -> None:
+    """``--recurse-submodules`` / ``submodule.recurse``: git would move the
+    populated submodules whose gitlinks change; we do not, so such a
+    checkout is refused before anything is touched (fail closed)."""
+    recurse = opts.recurse_submodules
+    if recurse is None:
+        from ..config import _get, git_config_bool
+
+        raw = _get(repo.config, b"submodule", b"recurse")
+        recurse = raw is not None and git_config_bool("submodule.recurse", raw)
+    if not recurse:
+        return
+    moved = [e.name for e in plan.write if e.mode == S_IFGITLINK]
+    moved += [p for p in plan.remove if p in old and old[p].mode == S_IFGITLINK]
+    if moved:
+        raise CheckoutError(f"fatal: submodule '{show_path(sorted(moved)[0])}' would be updated "
+                            "(--recurse-submodules, submodule.recurse): not supported by this command; "
+                            "use git checkout", 128)
+
+
+def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:
+    """A TREE extension from the target's trees, invalid where the index differs."""
+    if target.tree_id is None:
+        return None
+    invalid: set[bytes] = set()
+    tf = target.files
+    differing = [p for p, e in plan.entries.items() if tf.get(p) != (e.mode, e.oid)]
+    differing += [p for p in tf if p not in plan.entries]
+    for p in differing:
+        d = p
+        while True:
+            slash = d.rfind(b"/")
+            d = d[:slash] if slash != -1 else b""
+            invalid.add(d)
+            if not d:
+                break
+    return build_cache_tree(target.trees, invalid)
+
+
+def _describe(branch: bytes | None, commit: bytes | None) -> bytes:
+    if branch is not None:
+        return branch[len(b"refs/heads/"):] if branch.startswith(b"refs/heads/") else branch
+    return commit or b"(null)"
+
+
+def _reflog_message(repo, old_branch, old_commit, branch, commit, rev, clone) -> bytes:
+    if clone is not None:
+        return b"clone: from " + clone.encode()
+    return b"checkout: moving from " + _describe(old_branch, old_commit) + b" to " + (
+        branch[len(b"refs/heads/"):] if branch else (rev or "HEAD").encode()
+    )
+
+
+DETACHED_HEAD_ADVICE = """\
+Note: switching to '{rev}'.
+
+You are in 'detached HEAD' state. You can look around, make experimental
+changes and commit them, and you can discard any commits you make in this
+state without impacting any branches by switching back to a branch.
+
+If you want to create a new branch to retain commits you create, you may
+do so (now or later) by using -c with the switch command. Example:
+
+  git switch -c <new-branch-name>
+
+Or undo this operation with:
+
+  git switch -
+
+Turn off this advice by setting config variable advice.detachedHead to false
+
+"""
+
+
+def _say_switched(err: TextIO, old_branch, branch, commit, rev, repo=None, created=False) -> None:
+    """``update_refs_for_switch``'s messages (builtin/checkout.c)."""
+    if branch is not None:
+        name = branch[len(b"refs/heads/"):].decode()
+        if branch == old_branch:
+            err.write(f"Already on '{name}'\n")
+        elif created:
+            err.write(f"Switched to a new branch '{name}'\n")
+        else:
+            err.write(f"Switched to branch '{name}'\n")
+        return
+    if repo is None:
+        err.write(f"HEAD is now at {commit[:7].decode()}\n")
+        return
+    if old_branch is not None and _advice_enabled(repo, b"detachedhead"):
+        err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
+    err.write(f"HEAD is now at {_oneline(repo, commit)}\n")
+
+
+def _advice_enabled(repo: Repository, key: bytes) -> bool:
+    try:
+        return repo.config.get_boolean((b"advice",), key, True)
+    except (KeyError, ValueError):
+        return True
