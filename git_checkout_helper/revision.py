@@ -667,7 +667,7 @@ def update_refs_for_switch(repo: Repository, t: Target, bo: BranchOptions, quiet
     """``switch_branches`` after the work tree: the orphaned-commit warning,
     ``update_refs_for_switch`` (new branch, HEAD and its reflog, messages)
     and ``report_tracking``."""
-    from .checkout import DETACHED_HEAD_ADVICE, _advice_enabled, _oneline, _orphaned_commit_warning
+    from .checkout.switch import DETACHED_HEAD_ADVICE, _advice_enabled, _oneline, _orphaned_commit_warning
 
     if not quiet and old_branch is None and old_commit is not None and new_commit != old_commit:
         _orphaned_commit_warning(err, repo, old_commit, new_commit)
