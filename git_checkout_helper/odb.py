@@ -175,6 +175,22 @@ class ObjectDatabase:
                 return found
         return self._get_raw(oid)
 
+    def has_object(self, oid: bytes) -> bool:
+        """``has_object`` without fetching (``OBJECT_INFO_SKIP_FETCH_OBJECT``):
+        our pack indexes first, then a loose file; anything else (dulwich's
+        packs, alternates) through the object store. A partial clone's
+        checkout asks this for every object it will read, so the common
+        answer costs one index search, not dulwich's per-lookup layers."""
+        for pack in self._packs_list():
+            if type(pack) is PackReader and oid in pack:
+                return True
+        for d in self._loose_dirs():
+            h = oid.hex()
+            if os.path.exists(os.path.join(d, h[:2], h[2:])):
+                return True
+        with self._dulwich_lock:
+            return oid.hex().encode() in self.store
+
     def _open_packs(self) -> list:
         if self._store is None and not self._has_alternates():
             own = self._open_own_packs()

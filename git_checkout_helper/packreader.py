@@ -212,6 +212,14 @@ class PackReader:
         if self._index is not None:
             self._index.close()
 
+    def __contains__(self, oid: bytes) -> bool:
+        """Whether this pack's index lists ``oid`` (nothing inflated)."""
+        try:
+            self._offset_of(oid)
+        except KeyError:
+            return False
+        return True
+
     def get_raw(self, oid: bytes) -> tuple[int, bytes]:
         """(type number, content) of ``oid``; KeyError when this pack lacks it."""
         return self._object_at(self._offset_of(oid), 0)

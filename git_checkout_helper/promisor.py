@@ -185,17 +185,20 @@ def is_partial(config, objects_dir: str) -> bool:
         return False
 
 
-def missing_objects(store, oids: Iterable[bytes]) -> list[bytes]:
+def missing_objects(store, oids: Iterable[bytes], has: Callable[[bytes], bool] | None = None) -> list[bytes]:
     """The raw ids among ``oids`` that ``store`` has neither packed nor loose
     (``OBJECT_INFO_FOR_PREFETCH``: nothing fetched to find out), each once,
-    in the order given."""
+    in the order given. ``has(oid)``: a faster look-up of the same answer
+    (``odb.ObjectDatabase.has_object``)."""
+    if has is None:
+        has = lambda oid: oid.hex().encode() in store  # noqa: E731
     out: list[bytes] = []
     seen: set[bytes] = set()
     for oid in oids:
         if oid in seen:
             continue
         seen.add(oid)
-        if oid.hex().encode() not in store:
+        if not has(oid):
             out.append(oid)
     return out
 
@@ -701,7 +704,7 @@ def write_promisor_pack(pack, refs: dict[bytes, bytes] | None) -> str:
 
 
 def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | None = None,
-             what: str = "sha1 file") -> int:
+             what: str = "sha1 file", has: Callable[[bytes], bool] | None = None) -> int:
     """``prefetch_cache_entries`` + ``promisor_remote_get_direct``, failing
     closed: ``wanted`` is (path, raw oid) of everything the operation will
     read; whatever ``store`` lacks is fetched from the promisor remotes in
@@ -712,7 +715,7 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     paths: dict[bytes, bytes] = {}
     for path, oid in wanted:
         paths.setdefault(oid, path)
-    missing = missing_objects(store, paths)
+    missing = missing_objects(store, paths, has)
     if not missing:
         return 0
     remotes = promisor_remotes(config)
@@ -805,9 +808,17 @@ def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None =
     :func:`is_partial` (decided once), whose pack list is then read again."""
     if not wanted or not _partial(repo):
         return 0
-    n = prefetch(repo.config, repo.store, wanted, err=err)
+    # What an earlier call of this checkout found (or fetched) is not looked up again.
+    present = getattr(repo, "_promisor_present", None)
+    if present is None:
+        present = repo._promisor_present = set()
+    wanted = [(p, o) for p, o in wanted if o not in present]
+    if not wanted:
+        return 0
+    n = prefetch(repo.config, repo.store, wanted, err=err, has=repo.odb.has_object)
     if n:
         repo.odb.rescan_packs()
+    present.update(o for _p, o in wanted)
     return n
 
 
@@ -971,7 +982,7 @@ def prefetch_attributes(co, tree, index: dict) -> None:
     wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
     wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
     if wanted and _partial(co.repo):
-        missing = set(missing_objects(co.repo.store, [o for _p, o in wanted]))
+        missing = set(missing_objects(co.repo.store, [o for _p, o in wanted], co.repo.odb.has_object))
         co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
 
 
