@@ -21,6 +21,7 @@ from dulwich.config import ConfigFile, StackedConfig, env_config
 
 from .convert import EolConfig
 from .odb import GitDirs
+from .parse import git_parse_maybe_bool
 
 __all__ = [
     "AUTO_WORKERS",
@@ -164,22 +165,12 @@ def _get(config, section: bytes, name: bytes) -> bytes | None:
         return None
 
 
-_TRUE = {b"true", b"yes", b"on", b"1"}
-_FALSE = {b"false", b"no", b"off", b"0", b""}
-
-
 def git_config_bool(key: str, value: bytes | None) -> bool:
-    if value is None:
-        return True
-    v = value.strip().lower()
-    if v in _TRUE:
-        return True
-    if v in _FALSE:
-        return False
-    try:
-        return int(v) != 0
-    except ValueError:
-        raise ConfigError(f"bad boolean config value '{value.decode()}' for '{key}'") from None
+    """``git_config_bool``: a bad value is fatal."""
+    b = git_parse_maybe_bool(value)
+    if b is None:
+        raise ConfigError(f"bad boolean config value '{value.decode()}' for '{key}'")
+    return b
 
 
 def eol_config(config) -> EolConfig:

@@ -35,6 +35,8 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 
+from .parse import git_parse_maybe_bool
+
 __all__ = [
     "BadRepositoryFormat",
     "DubiousOwnership",
@@ -186,18 +188,11 @@ def _config_items(path: str) -> list[tuple[str, bytes | None]] | None:
 
 
 def _bool(key: str, value: bytes | None) -> bool:
-    if value is None:
-        return True
-    v = value.strip().lower()
-    if v in (b"true", b"yes", b"on"):
-        return True
-    if v in (b"false", b"no", b"off", b""):
-        return False
-    try:
-        return int(v) != 0
-    except ValueError:
+    b = git_parse_maybe_bool(value)
+    if b is None:
         raise NotAGitRepository(f"bad boolean config value '{value.decode('utf-8', 'replace')}' "
-                                f"for '{key}'") from None
+                                f"for '{key}'")
+    return b
 
 
 def _int(key: str, value: bytes | None) -> int:

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from .checkout import CheckoutError
+from .parse import git_parse_maybe_bool
 
 __all__ = [
     "PromisorError",
@@ -100,18 +101,8 @@ class PromisorRemote:
 
 
 def _bool(value: bytes | None) -> bool:
-    """``git_config_bool`` for the values a promisor flag takes."""
-    if value is None:
-        return True  # a valueless key is true
-    v = value.strip().lower()
-    if v in (b"true", b"yes", b"on"):
-        return True
-    if v in (b"false", b"no", b"off", b""):
-        return False
-    try:
-        return int(v) != 0
-    except ValueError:
-        return False
+    """A promisor flag as a boolean (a value that is none counts as false)."""
+    return bool(git_parse_maybe_bool(value))
 
 
 def _backends_in_order(config) -> list:
