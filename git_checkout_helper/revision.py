@@ -512,28 +512,9 @@ def validate_new_branch(repo: Repository, name: str, force: bool) -> bool:
     exists = _read_ref(repo, ref) is not None
     if exists and not force:
         raise Fatal(f"a branch named '{name}' already exists")
-    if exists and force:
-        head = repo.head_ref()
-        if head != ref:
-            _die_if_checked_out_elsewhere(repo, ref)
+    # (-B of a branch another worktree has checked out: git 2.39 resets it;
+    # the refusal came with later versions.)
     return exists
-
-
-def _die_if_checked_out_elsewhere(repo: Repository, ref: bytes) -> None:
-    wts = os.path.join(repo.dirs.commondir, "worktrees")
-    if not os.path.isdir(wts):
-        return
-    for wt in sorted(os.listdir(wts)):
-        try:
-            with open(os.path.join(wts, wt, "HEAD"), "rb") as f:
-                head = f.read().strip()
-            with open(os.path.join(wts, wt, "gitdir"), "rb") as f:
-                where = os.path.dirname(f.read().strip().decode())
-        except OSError:
-            continue
-        if head == b"ref: " + ref:
-            raise Fatal(f"cannot force update the branch '{ref[11:].decode()}' "
-                        f"checked out at '{where}'")
 
 
 def append_reflog(repo: Repository, ref: bytes, old: bytes | None, new: bytes | None, msg: str) -> None:

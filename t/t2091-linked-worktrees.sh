@@ -218,4 +218,23 @@ test_expect_success 'extensions.worktreeConfig: config.worktree settings of a li
 	! grep -q "$(printf "\r")" wc.ours/d1/s1/f1
 '
 
+
+test_expect_success '-B of a branch another worktree has checked out: reset, as git 2.39 does' '
+	for who in ours git
+	do
+		rm -rf fb.$who fb.$who-b &&
+		git init -q fb.$who &&
+		git -C fb.$who commit -q --allow-empty -m one &&
+		git -C fb.$who branch b &&
+		git -C fb.$who worktree add -q ../fb.$who-b b || return 1
+	done &&
+	git -C fb.ours parallel-checkout -B b 2>err.ours; echo $? >rc.ours &&
+	git -C fb.git checkout -B b 2>err.git; echo $? >rc.git &&
+	test_cmp rc.git rc.ours &&
+	test_cmp err.git err.ours &&
+	git -C fb.git symbolic-ref HEAD >head.git &&
+	git -C fb.ours symbolic-ref HEAD >head.ours &&
+	test_cmp head.git head.ours
+'
+
 test_done
