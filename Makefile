@@ -68,12 +68,20 @@ bench: $(STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 # The coordinator's differential fuzzer against real git (t/helper/fuzz-coordinator);
-# reproducers of divergences go to fuzz-results/.
+# reproducers of divergences go to fuzz-results/. FUZZ_JOBS=n runs the seed's
+# cases as n shards at once (the same cases as one run), a log each.
 FUZZ_CASES ?= 2000
 FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 1
 fuzz: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) t/helper/fuzz-coordinator --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
-	  --out fuzz-results $(FUZZ_ARGS)
+	@mkdir -p fuzz-results; pids=; \
+	for k in $$(seq 0 $$(($(FUZZ_JOBS) - 1))); do \
+	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) t/helper/fuzz-coordinator --cases $(FUZZ_CASES) \
+	    --seed $(FUZZ_SEED) --shard $$k/$(FUZZ_JOBS) --out fuzz-results $(FUZZ_ARGS) \
+	    >fuzz-results/shard-$$k.log 2>&1 & pids="$$pids $$!"; \
+	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; \
+	for k in $$(seq 0 $$(($(FUZZ_JOBS) - 1))); do sed -n '/^fuzz-coordinator:/,$$p' fuzz-results/shard-$$k.log; done; \
+	exit $$rc
 
 # git's own test scripts from a built git tree (GIT_BUILD), with our helper as
 # git's checkout--worker under GIT_TEST_CHECKOUT_WORKERS=2 (WORKER=git: git's own,

@@ -18,13 +18,13 @@ cannot decode, is left to the caller (``None``).
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
 from collections.abc import Callable
 
 from .attributes import AttributeStack, ConvAttrs, convert_attrs
 from .convert import convert_is_binary, gather_stats
+from .encoding import encode_to_git
 from .index import Entry
 from .wire import ConvertCrlfAction as A
 
@@ -32,34 +32,17 @@ __all__ = ["CheckinAttributes", "convert_to_git"]
 
 _AUTO = (A.CRLF_AUTO, A.CRLF_AUTO_INPUT, A.CRLF_AUTO_CRLF)
 _IDENT = re.compile(rb"\$Id:[^$\n]*\$")
-_CODECS = {"UTF-16": "utf-16", "UTF-16LE": "utf-16-le", "UTF-16BE": "utf-16-be", "UTF-32": "utf-32",
-           "UTF-32LE": "utf-32-le", "UTF-32BE": "utf-32-be", "UTF-8": "utf-8", "LATIN1": "latin-1",
-           "ISO-8859-1": "latin-1", "SHIFT-JIS": "shift_jis", "SHIFT_JIS": "shift_jis"}
-_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+def convert_to_git(data: bytes, ca: ConvAttrs, index_blob_has_cr: Callable[[], bool], path: bytes = b"",
+                   say: Callable[[str], None] = lambda line: None) -> bytes | None:
+    """``convert_to_git`` without a filter: what ``git add`` would store, or None.
 
-
-def _encode_to_git(data: bytes, encoding: bytes) -> bytes | None:
-    """``encode_to_git``: the file's bytes from ``encoding`` to UTF-8 (``validate_encoding`` too)."""
-    name = encoding.decode("ascii", "replace").upper()
-    codec = _CODECS.get(name)
-    if codec is None:
-        return None
-    if name in ("UTF-16LE", "UTF-16BE", "UTF-32LE", "UTF-32BE") and data.startswith(_BOMS):
-        return None  # "BOM is prohibited": git fails to add it
-    if name in ("UTF-16", "UTF-32") and not data.startswith(_BOMS):
-        return None  # "BOM is required"
-    try:
-        return data.decode(codec).encode("utf-8")
-    except (UnicodeDecodeError, UnicodeEncodeError):
-        return None
-
-
-def convert_to_git(data: bytes, ca: ConvAttrs, index_blob_has_cr: Callable[[], bool]) -> bytes | None:
-    """``convert_to_git`` without a filter: what ``git add`` would store, or None."""
+    ``say`` gets the lines git prints for a file it cannot read back from its
+    working-tree-encoding (git then goes on with the bytes as they are).
+    """
     if ca.drv is not None:
         return None
     if ca.working_tree_encoding and data:
-        data = _encode_to_git(data, ca.working_tree_encoding)
+        data = encode_to_git(data, ca.working_tree_encoding, path, say)
         if data is None:
             return None
     crlf = ca.crlf_action
@@ -79,8 +62,11 @@ class CheckinAttributes:
     """Attributes in the check-in direction: work tree first, then the index."""
 
     def __init__(self, top: bytes, index: dict[bytes, Entry], read_blob: Callable[[bytes], bytes],
-                 info: bytes | None, global_data: bytes | None, eol, drivers) -> None:
+                 info: bytes | None, global_data: bytes | None, eol, drivers,
+                 say: Callable[[str], None] = lambda line: None) -> None:
         self.top = top
+        self.say = say
+        self._said: set[bytes] = set()
         self.index = index
         self.read_blob = read_blob
         self.eol = eol
@@ -137,4 +123,11 @@ class CheckinAttributes:
                 return False
             return b"\r\n" in blob and not convert_is_binary(gather_stats(blob))
 
-        return convert_to_git(data, ca, has_cr)
+        def say(line: str) -> None:
+            # once per path: git reads a file back once per check, and one
+            # checkout checks a path once before it is refreshed.
+            if entry.name not in self._said:
+                self.say(line)
+        out = convert_to_git(data, ca, has_cr, entry.name, say)
+        self._said.add(entry.name)
+        return out

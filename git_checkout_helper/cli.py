@@ -229,7 +229,7 @@ def helper_main(argv: list[str] | None = None) -> int:
 
 CHECKOUT_USAGE = """\
 usage: git parallel-checkout [<options>] <branch|commit>
-   or: git parallel-checkout [<options>] --all [--prefix=<dir>/]
+   or: git parallel-checkout [<options>] --all [-u] [--prefix=<dir>/]
    or: git parallel-checkout [<options>] [<tree-ish>] -- <pathspec>...
 
     -j, --jobs <n>        number of helper processes (default: checkout.workers; 0 = one per CPU;
@@ -237,6 +237,8 @@ usage: git parallel-checkout [<options>] <branch|commit>
     --threshold <n>       fewer items than this are written sequentially
                           (default: checkout.thresholdForParallelism)
     -f, --force           throw away local changes; overwrite untracked files
+    -u, --index           with --all: update stat information in the index
+                          (git checkout-index -u; not with --prefix)
     -q, --quiet           no progress, no messages
     --progress            show progress even when stderr is not a terminal
     --no-progress         never show progress
@@ -473,6 +475,7 @@ def checkout_main(argv: list[str] | None = None) -> int:
     try:
         opts, rest, pathspec = _parse_common(
             argv, CHECKOUT_USAGE, {"-f": "force", "--force": "force", "--all": "all", "-a": "all",
+                                   "-u": "index", "--index": "index",
                                    "--ignore-other-worktrees": "ignore_other_worktrees", **BRANCH_FLAGS},
             {"--prefix": "prefix", **BRANCH_VALUES},
         )
@@ -502,7 +505,8 @@ def checkout_main(argv: list[str] | None = None) -> int:
                 if rest or pathspec:
                     sys.stderr.write(f"fatal: --all takes no paths\n{CHECKOUT_USAGE}")
                     return 129
-                report = run_checkout_all(repo, o, opts.get("prefix"), trace=trace)
+                report = run_checkout_all(repo, o, opts.get("prefix"), trace=trace,
+                                          update_index=bool(opts.get("index")))
             else:
                 return _checkout_args(repo, opts, rest, pathspec, o, env, trace)
             _print_report(opts, report)

@@ -43,8 +43,10 @@ class _Item:
         self.has_wild = not literal and any(c in _GLOB_SPECIAL for c in match)
         self.regex = _wildmatch_regex(match, glob, icase) if self.has_wild else None
 
-    def matches(self, path: bytes) -> bool:
-        """``match_pathspec_item``: exactly, as a leading directory, or by wildmatch."""
+    def matches(self, path: bytes, is_dir: bool = False) -> bool:
+        """``match_pathspec_item``: exactly, as a leading directory, or by
+        wildmatch; a spec with a trailing slash names a directory (``is_dir``:
+        git's ``DO_MATCH_DIRECTORY``, which ``ce_path_match`` sets for a gitlink)."""
         m = self.match
         name = path.lower() if self.icase else path
         if not m:
@@ -53,6 +55,8 @@ class _Item:
         if n <= len(name) and name[:n] == m:
             if n == len(name) or m[-1:] == b"/" or name[n:n + 1] == b"/":
                 return True
+        elif is_dir and m[-1:] == b"/" and len(name) == n - 1 and m[:-1] == name:
+            return True
         return self.regex is not None and self.regex.fullmatch(path) is not None
 
 
@@ -206,24 +210,40 @@ class Pathspec:
     def __init__(self, items: list[_Item]) -> None:
         self.items = items
         self.positive = [i for i, it in enumerate(items) if not it.exclude]
-        self.negative = [it for it in items if it.exclude]
+        self.negative = [i for i, it in enumerate(items) if it.exclude]
         self.matched = [False] * len(items)
 
-    def match(self, path: bytes) -> bool:
-        """``match_pathspec`` with ``ps_matched``: whether ``path`` is selected."""
+    def match(self, path: bytes, is_dir: bool = False) -> bool:
+        """``match_pathspec`` with ``ps_matched``: whether ``path`` is selected.
+
+        The excludes are tried, and all marked as seen, only once a positive
+        item matched (git's second ``do_match_pathspec`` pass): an exclude
+        is reported unmatched when no path got that far."""
         hit = False
         positive = self.positive
         if not positive:
             hit = True  # only excludes: as if ":/" were given
         items = self.items
         for i in positive:
-            if items[i].matches(path):
+            if items[i].matches(path, is_dir):
                 self.matched[i] = True
                 hit = True
-        if hit and any(it.matches(path) for it in self.negative):
+        if not hit:
             return False
-        return hit
+        for i in self.negative:
+            self.matched[i] = True
+        return not any(items[i].matches(path, is_dir) for i in self.negative)
+
+    def selects(self, path: bytes, is_dir: bool = False) -> bool:
+        """Whether ``path`` is selected, marking nothing: the tree walk of
+        ``read_tree_some``, after which only the entries it took are matched."""
+        items = self.items
+        if self.positive and not any(items[i].matches(path, is_dir) for i in self.positive):
+            return False
+        return not any(items[i].matches(path, is_dir) for i in self.negative)
 
     def unmatched(self) -> list[str]:
-        """The positive pathspecs that matched nothing, as the user wrote them."""
-        return [self.items[i].original for i in self.positive if not self.matched[i]]
+        """``report_path_error``: the pathspecs that matched nothing, as the
+        user wrote them (one written twice counts when either matched)."""
+        seen = {it.original for it, m in zip(self.items, self.matched, strict=True) if m}
+        return [it.original for it, m in zip(self.items, self.matched, strict=True) if not m and it.original not in seen]

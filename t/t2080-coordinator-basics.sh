@@ -85,13 +85,23 @@ do
 		test_cmp reflog.git reflog.ours
 	'
 
-	test_expect_success "--all -j $W into an emptied work tree, as checkout-index -a" '
+	test_expect_success "--all -j $W into an emptied work tree, as checkout-index -a; -u as -u" '
 		for d in sw$W.ours sw$W.git
 		do
 			(cd $d && ls -A | grep -v "^\.git\$" | xargs rm -rf) || return 1
 		done &&
+		cp sw$W.ours/.git/index index.before &&
 		test_checkout_helpers $H git -C sw$W.ours parallel-checkout -j $W --threshold 0 --all &&
 		git -C sw$W.git checkout-index -a &&
+		test_cmp_worktrees sw$W.ours sw$W.git &&
+		cmp index.before sw$W.ours/.git/index &&
+		test_path_is_missing sw$W.ours/.git/index.lock &&
+		for d in sw$W.ours sw$W.git
+		do
+			(cd $d && ls -A | grep -v "^\.git\$" | xargs rm -rf) || return 1
+		done &&
+		test_checkout_helpers $H git -C sw$W.ours parallel-checkout -j $W --threshold 0 --all -u &&
+		git -C sw$W.git checkout-index -a -u &&
 		test_cmp_worktrees sw$W.ours sw$W.git &&
 		test_cmp_index sw$W.ours sw$W.git &&
 		verify_clean sw$W.ours
@@ -239,7 +249,7 @@ test_expect_success "--helper-cmd 'git checkout--worker': git's own worker, same
 	verify_clean gw &&
 	(cd gw && ls -A | grep -v "^\.git\$" | xargs rm -rf) &&
 	test_checkout_helpers 2 git -C gw parallel-checkout -j 2 --threshold 0 \
-		--helper-cmd "git checkout--worker" --all &&
+		--helper-cmd "git checkout--worker" --all -u &&
 	test_cmp_worktrees gw gw.git &&
 	verify_clean gw &&
 	test_checkout_helpers 2 git -C gw parallel-checkout -j 2 --threshold 0 \

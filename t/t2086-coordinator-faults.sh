@@ -145,7 +145,7 @@ test_expect_success 'index.lock held: git'"'"'s message and 128 for a switch, --
 	echo "somebody else" >locked.git/.git/index.lock &&
 	add_user_data locked && worktree_manifest locked >locked.before &&
 	cp locked/.git/index index.before &&
-	for cmd in "other" "--all -f" "-- f01" "origin/other -- f01"
+	for cmd in "other" "--all -f -u" "-- f01" "origin/other -- f01"
 	do
 		{ git -C locked parallel-checkout -j 2 --threshold 0 $cmd 2>err.ours; echo $? >rc.ours; } &&
 		case "$cmd" in

@@ -62,7 +62,7 @@ test_expect_success '--all without -f: a user file where a directory goes is fat
 		git add . && git commit -qm one &&
 		rm -rf docs zz && echo mine >docs
 	) &&
-	fuzz_case allfile "checkout-index -a -u" --all &&
+	fuzz_case allfile "checkout-index -a -u" "--all -u" &&
 	echo 128 >expect && test_cmp expect rc.ours &&
 	echo "fatal: cannot create directory at '"'"'docs'"'"': File exists" >expect &&
 	test_cmp expect first.ours &&
@@ -75,7 +75,7 @@ test_expect_success '--all without -f: "already exists, no checkout" as git says
 		git add . && git commit -qm one &&
 		echo mine >src/y && rm z
 	) &&
-	fuzz_case allexists "checkout-index -a -u" --all &&
+	fuzz_case allexists "checkout-index -a -u" "--all -u" &&
 	echo "src/y already exists, no checkout" >expect &&
 	test_cmp expect first.ours &&
 	echo "src/y already exists, no checkout" >expect &&
@@ -225,7 +225,7 @@ test_expect_success 'attributes: a paths checkout reads the edited work-tree .gi
 	fuzz_case attrwt "checkout -- f.txt" "-- f.txt" &&
 	echo a >expect && test_cmp expect attrwt.ours/f.txt &&
 	fuzz_case attrwt "checkout \$(git rev-parse HEAD~1) -- f.txt" "\$(git rev-parse HEAD~1) -- f.txt" &&
-	fuzz_case attrwt "checkout-index -a -u" "--all"
+	fuzz_case attrwt "checkout-index -a -u" "--all -u"
 '
 
 test_expect_success 'a file whose size changed is modified without its content read, even if it cleans to the blob' '
@@ -248,6 +248,53 @@ test_expect_success 'an encoding that fails: printed, content written unconverte
 	fuzz_case enc "checkout -- f.u16" "-- f.u16" &&
 	echo 0 >expect && test_cmp expect rc.ours &&
 	test_line_count = 1 err.ours
+'
+
+test_expect_success 'a tracked .gitattributes that is rewritten is read from the index, as git unlinks it first' '
+	git init -q attrdir && (
+		cd attrdir && mkdir -p c/deep d &&
+		printf "*.txt text eol=crlf\n" >.gitattributes && echo other >c/deep/z.txt &&
+		printf "*.txt -text\n" >d/.gitattributes && echo x >"d/+a.txt" && echo y >d/y.txt &&
+		git add . && git commit -qm one &&
+		echo local >.gitattributes && echo local >d/.gitattributes && rm c/deep/z.txt d/y.txt "d/+a.txt"
+	) &&
+	fuzz_case attrdir "checkout-index -a -f -u" "--all -f -u" &&
+	printf "other\r\n" >expect && test_cmp expect attrdir.ours/c/deep/z.txt &&
+	printf "y\r\n" >expect && test_cmp expect attrdir.ours/d/y.txt &&
+	fuzz_case attrdir "checkout -- ." "-- ." &&
+	fuzz_case attrdir "checkout -- c d/.gitattributes d/y.txt" "-- c d/.gitattributes d/y.txt" &&
+	fuzz_case attrdir "checkout-index -a" "--all"
+'
+
+test_expect_success 'a file git cannot read back from its encoding while checking it is reported as git does' '
+	git init -q encback && (
+		cd encback && printf "a\r\nb\n" >f.u16 && printf "\377\376a\000" >g.u16 &&
+		git add . && git commit -qm one &&
+		# a future mtime: the refresh writes both entries racily clean
+		# (smudged), so the checkout reads them back
+		touch -d "+1 day" f.u16 g.u16 && git update-index -q --refresh &&
+		printf "*.u16 working-tree-encoding=UTF-16LE\n" >.gitattributes
+	) &&
+	fuzz_case encback "checkout main" main &&
+	test_grep "^error: failed to encode .f.u16. from UTF-16LE to UTF-8" err.ours &&
+	test_grep "^error: BOM is prohibited in .g.u16. if encoded as UTF-16LE" err.ours &&
+	test_grep "^hint: The file .g.u16. contains a byte order mark (BOM). Please use UTF-16 as" err.ours
+'
+
+test_expect_success 'a pathspec with a trailing slash names a gitlink, as ce_path_match has it' '
+	git init -q slashlink && (
+		cd slashlink && echo t >top && git add top &&
+		git update-index --add --cacheinfo 160000,1111111111111111111111111111111111111111,sub &&
+		git commit -qm one && git checkout -q -b other && git rm -q --cached sub &&
+		git commit -qm two
+	) &&
+	fuzz_case slashlink "checkout main -- sub/" "main -- sub/" &&
+	git -C slashlink.ours ls-files -s sub >actual && test_grep "^160000 1111" actual &&
+	fuzz_case slashlink "checkout main -- sub/ ':!sub/'" "main -- sub/ ':!sub/'" &&
+	test_cmp err.git err.ours &&
+	fuzz_case slashlink "checkout -- nope ':!top'" "-- nope ':!top'" &&
+	test_cmp err.git err.ours &&
+	test_line_count = 2 err.ours
 '
 
 specs_cases() {

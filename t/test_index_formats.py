@@ -146,7 +146,7 @@ OPS = {
     "far-switch": (["checkout", "-q", "far"], ["parallel-checkout", "-q", "far"], None),
     "force": (["checkout", "-q", "-f", "far"], ["parallel-checkout", "-q", "-f", "far"], "echo dirty > a/f3"),
     "restore-paths": (["checkout", "far", "--", "a", "b/sub"], ["parallel-checkout", "far", "--", "a", "b/sub"], None),
-    "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all"], "rm a/f2"),
+    "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all", "-u"], "rm a/f2"),
     "nothing": (["checkout", "-q", "master"], ["parallel-checkout", "-q", "master"], None),
 }
 
@@ -389,7 +389,7 @@ def test_twin_far_switch_with_helpers(tmp_path, env, mode):
 
 
 @pytest.mark.parametrize("ours_cmd,git_cmd", [
-    (["parallel-checkout", "--all"], ["checkout-index", "-u", "-a"]),
+    (["parallel-checkout", "--all", "-u"], ["checkout-index", "-u", "-a"]),
     (["parallel-checkout", "--", "a/f2"], ["checkout", "--", "a/f2"]),
     (["parallel-checkout", "-q", "-f", "far"], ["checkout", "-q", "-f", "far"]),
 ])

@@ -38,7 +38,7 @@ OPS = {
     "switch": (["checkout", "-q", "near"], ["parallel-checkout", "-q", "near"]),
     "far-switch": (["checkout", "-q", "far"], ["parallel-checkout", "-q", "far"]),
     "force": (["checkout", "-q", "-f", "far"], ["parallel-checkout", "-q", "-f", "far"]),
-    "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all"]),
+    "all": (["checkout-index", "-u", "-a"], ["parallel-checkout", "--all", "-u"]),
     "nothing": (["checkout", "-q", "master"], ["parallel-checkout", "-q", "master"]),
     "restore-paths": (["checkout", "far", "--", "a", "b"], ["parallel-checkout", "far", "--", "a", "b"]),
     "restore-outside-from-index": (["checkout", "--", "b"], ["parallel-checkout", "--", "b"]),

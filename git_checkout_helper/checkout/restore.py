@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import TextIO
 
@@ -20,23 +21,24 @@ from .updates import Checkout, _execute
 
 
 def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None = None,
-                     err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
-    """``git checkout-index -a [-f] [--prefix=<p>]``: write every index entry.
+                     err: TextIO = sys.stderr, trace=None, update_index: bool = False) -> CheckoutReport:
+    """``git checkout-index -a [-f] [-u] [--prefix=<p>]``: write every index entry.
 
-    Without a prefix the index takes the new stat data (under ``index.lock``);
-    with one the index is not touched, as in git. Without ``-f`` a file
-    that exists and differs is left alone and reported ("already exists").
+    With ``update_index`` (``-u``) and no prefix the index takes the new stat
+    data, under ``index.lock``; otherwise it is neither locked nor touched, as
+    in git. Without ``-f`` a file that exists and differs is left alone and
+    reported ("already exists").
     """
-    lock = IndexLock(repo.dirs.index_path) if not prefix else None
+    lock = IndexLock(repo.dirs.index_path) if update_index and not prefix else None
     try:
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
         idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
         clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
-        co.setup_attributes(None, idx.entries, worktree_first=True)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         # skip-worktree entries are not checked out (checkout_all)
         wanted = [e for e in entries if not e.extended_flags & 0x4000]
         todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force, co.core)
+        co.setup_attributes(None, idx.entries, worktree_first=True, rewritten=attr_dirs_rewritten(todo))
         if not opts.quiet:
             err.writelines(line + "\n" for line in exists)
         if fatal:
@@ -56,6 +58,36 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
             lock.rollback()
         raise
     return co.report
+
+
+def attr_dirs_rewritten(todo: list[Entry]) -> frozenset[bytes]:
+    """The directories whose ``.gitattributes`` git reads from the index.
+
+    ``checkout_entry`` unlinks a file it rewrites before ``convert_attrs``
+    asks for the attributes of that file, and attr.c reads a directory's
+    ``.gitattributes`` once, for the first regular file under it (the root's
+    for the first of all), then keeps it. So where the tracked
+    ``.gitattributes`` being rewritten comes no later than that first file
+    in index order, git finds it gone (or, sequentially, already rewritten)
+    and reads the index's version; elsewhere it reads the work tree's file
+    as it stands. ``todo`` is in index order.
+    """
+    regular = {e.name for e in todo if stat.S_ISREG(e.mode)}
+    seen: set[bytes] = set()
+    dirs = set()
+    for name in sorted(regular):
+        i = -1
+        while True:
+            d = name[:i] if i >= 0 else b""
+            if d not in seen:
+                seen.add(d)
+                attr = d + b"/.gitattributes" if d else b".gitattributes"
+                if attr in regular and attr <= name:
+                    dirs.add(d)
+            i = name.find(b"/", i + 1)
+            if i < 0:
+                break
+    return frozenset(dirs)
 
 
 def _plan_of(entries: list[Entry]) -> Plan:
@@ -100,7 +132,10 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             cur = idx.entries.get(path)
             if cur is not None and cur.extended_flags & 0x4000 and (treeish is None or cur.same_object(e)):
                 continue  # skip-worktree: neither matched nor written (mark_ce_for_checkout_overlay)
-            if not pathspec.match(path):
+            is_dir = e.mode == S_IFGITLINK
+            if tree is not None and not pathspec.selects(path, is_dir):
+                continue  # not read from the tree, so never matched (mark_ce_for_checkout_overlay)
+            if not pathspec.match(path, is_dir):
                 continue
             if treeish is None or (cur is not None and cur.same_object(e)):
                 e = cur
@@ -132,7 +167,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                     i = name.find(b"/", i + 1)
         # checkout_paths sets no attribute direction: the work tree's
         # .gitattributes first, then the index as updated from the tree.
-        co.setup_attributes(None, entries, worktree_first=True)
+        co.setup_attributes(None, entries, worktree_first=True, rewritten=attr_dirs_rewritten(todo))
         unmatched = pathspec.unmatched()
         if unmatched:
             raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"

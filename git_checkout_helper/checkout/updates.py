@@ -128,7 +128,7 @@ class Checkout:
     # --- attributes ------------------------------------------------------------
 
     def setup_attributes(self, tree: TreeFiles | None, index: dict[bytes, Entry],
-                         worktree_first: bool = False) -> None:
+                         worktree_first: bool = False, rewritten: frozenset[bytes] = frozenset()) -> None:
         """Attribute sources as git's attr.c reads them while writing files.
 
         A switch or ``-f`` (``tree``: the target; ``GIT_ATTR_CHECKOUT`` over
@@ -136,7 +136,9 @@ class Checkout:
         tree file the index does not track (a tracked one the target drops
         is removed before any file is written, so it does not count). Paths
         and ``--all`` (``worktree_first``; git sets no direction there, so
-        ``GIT_ATTR_CHECKIN``): the work tree's file first, then ``index``.
+        ``GIT_ATTR_CHECKIN``): the work tree's file first, then ``index``,
+        except in the directories of ``rewritten`` (``attr_dirs_rewritten``),
+        whose tracked file git unlinks before it first reads them.
         """
         files = tree.files if tree is not None else {}
 
@@ -170,7 +172,7 @@ class Checkout:
                 return None
 
         def read(d: bytes) -> bytes | None:
-            if worktree_first:
+            if worktree_first and d not in rewritten:
                 data = read_worktree(d)
                 if data is not None:
                     return data
@@ -200,7 +202,7 @@ class Checkout:
             glob_data = _read_file(path)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
         self._checkin = CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol,
-                                          self.drivers)
+                                          self.drivers, lambda line: self.err.write(line + "\n"))
         self._path_attrs: dict[bytes, ConvAttrs] = {}
         self._attrs_trivial = self._attrs.empty and not any(
             p.endswith(b"/.gitattributes") for p in (*files, *index)
