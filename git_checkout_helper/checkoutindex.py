@@ -5,8 +5,8 @@ Mirrors, for each index entry in order, ``checkout_entry_ca`` (entry.c) as
 
 * ``check_path``: a path below a symlink counts as absent; otherwise
   ``lstat``. An entry whose file exists and is unchanged (``ie_match_stat``:
-  stat data, file type and exec bit; a gitlink is unchanged when a
-  directory stands there) is skipped; a changed one is, without ``-f``,
+  stat data, file type and exec bit, and the content of a racily clean
+  entry; a gitlink is unchanged when a directory stands there) is skipped; a changed one is, without ``-f``,
   reported as ``<prefix><path> already exists, no checkout`` (no
   ``error:`` prefix, the path as given) and the command exits 1.
 * ``create_directories``: without ``-f`` a leading directory that cannot be
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
+from collections.abc import Callable
 
-from .coresettings import DEFAULT_CORE, CoreSettings
-from .index import S_IFGITLINK, S_IFLNK, Entry
+from .index import S_IFGITLINK, Entry
 from .wrapper import show_path
 
 __all__ = ["select_entries"]
@@ -50,27 +50,13 @@ def _blocking_leading(out_top: bytes, name: bytes) -> tuple[bytes | None, bool]:
     return None, False
 
 
-def _changed(e: Entry, st: os.stat_result, compare_stat: bool, core: CoreSettings) -> bool:
-    """``ie_match_stat`` as checkout_entry uses it (no content check):
-    ``core.symlinks=false`` takes a regular file for a symlink entry,
-    ``core.fileMode=false`` ignores the x bit, and the stat data are compared
-    as ``core.checkStat`` / ``core.trustctime`` say."""
-    if e.mode == S_IFGITLINK:
-        return not stat_mod.S_ISDIR(st.st_mode)
-    kind = S_IFLNK if stat_mod.S_ISLNK(st.st_mode) else (0o100000 if stat_mod.S_ISREG(st.st_mode) else 0)
-    want = e.mode & 0o170000
-    if want == S_IFLNK and not core.symlinks and kind == 0o100000:
-        want = kind
-    if kind != want:
-        return True
-    if e.mode & 0o170000 == 0o100000 and core.filemode and (e.mode ^ st.st_mode) & 0o100:
-        return True
-    return not compare_stat or not e.stat_matches(st, core.check_stat, core.trust_ctime)
-
-
 def select_entries(out_top: bytes, prefix: bytes, entries: list[Entry], force: bool,
-                   core: CoreSettings = DEFAULT_CORE) -> tuple[list[Entry], list[str], str | None]:
-    """(entries to write, the "already exists" lines, the fatal message or None)."""
+                   unchanged: Callable[[Entry, os.stat_result], bool]) -> tuple[list[Entry], list[str], str | None]:
+    """(entries to write, the "already exists" lines, the fatal message or None).
+
+    ``unchanged(e, st)``: ``ie_match_stat`` of the entry's file (plan.py's
+    ``worktree_matches`` with ``stat_only``).
+    """
     todo: list[Entry] = []
     exists: list[str] = []
     for e in entries:
@@ -79,7 +65,8 @@ def select_entries(out_top: bytes, prefix: bytes, entries: list[Entry], force: b
         if st is not None:
             # With a prefix the file is out/<name>, whose stat data the index
             # never had: changed unless it is a directory for a gitlink.
-            if not _changed(e, st, not prefix, core):
+            if (stat_mod.S_ISDIR(st.st_mode) if e.mode == S_IFGITLINK and prefix else
+                    not prefix and unchanged(e, st)):
                 continue
             if not force:
                 exists.append(f"{show_path(prefix + e.name)} already exists, no checkout")

@@ -35,6 +35,7 @@ __all__ = [
     "IndexLockedError",
     "IndexWriteError",
     "build_cache_tree",
+    "is_racy_stat",
     "read_index",
     "serialize_index",
 ]
@@ -93,20 +94,29 @@ class Entry(msgspec.Struct, gc=False):
         self.uptodate = True
 
     def stat_matches(self, st, check_stat: bool = True, trust_ctime: bool = True) -> bool:
-        """``ce_match_stat_basic`` for a regular file, symlink or gitlink
-        (every field but ``dev``, which git compares only with core.checkStat).
-        ``check_stat`` false (``core.checkStat=minimal``): mtime seconds and
-        size only; ``trust_ctime`` false (``core.trustctime``): no ctime."""
+        """``match_stat_data`` for a regular file, symlink or gitlink, as git
+        is built by default: times in whole seconds (no ``USE_NSEC``), no
+        ``dev`` (no ``USE_STDEV``). ``check_stat`` false
+        (``core.checkStat=minimal``): mtime and size only; ``trust_ctime``
+        false (``core.trustctime``): no ctime."""
         sd = stat_data(st)
         if not check_stat:
             return self.mtime_s == sd[2] and self.size == sd[8]
         if not trust_ctime:
-            return (self.mtime_s, self.mtime_ns) == sd[2:4] and (self.ino, self.uid, self.gid, self.size) == sd[5:]
-        return (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns) == sd[:4] and (
+            return self.mtime_s == sd[2] and (self.ino, self.uid, self.gid, self.size) == sd[5:]
+        return self.ctime_s == sd[0] and self.mtime_s == sd[2] and (
             self.ino, self.uid, self.gid, self.size) == sd[5:]
 
     def same_object(self, other: Entry | None) -> bool:
         return other is not None and self.mode == other.mode and self.oid == other.oid
+
+
+def is_racy_stat(timestamp_ns: int, mtime_s: int) -> bool:
+    """``is_racy_stat``: an entry whose recorded mtime is not older than the
+    index file it was read from (``timestamp_ns``, its mtime; 0: no index
+    file) cannot be trusted by its stat data alone. In whole seconds, as git
+    is built by default (no ``USE_NSEC``)."""
+    return bool(timestamp_ns) and (timestamp_ns // 1_000_000_000) & _U32 <= mtime_s
 
 
 class IndexLockedError(Exception):

@@ -24,7 +24,7 @@ import stat as stat_mod
 from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
-from .index import S_IFGITLINK, S_IFLNK, Entry
+from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .repository import TreeFiles
 
 __all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "worktree_matches"]
@@ -98,6 +98,17 @@ def _mode_of(st: os.stat_result) -> int:
     return 0o100755 if st.st_mode & 0o100 else 0o100644
 
 
+def type_matches(entry: Entry, st: os.stat_result, core: CoreSettings = DEFAULT_CORE) -> bool:
+    """``ce_match_stat_basic``'s type and mode part: the file is of the
+    entry's kind (a regular file for a symlink under ``core.symlinks=false``)
+    with its x bit (unless ``core.fileMode=false``)."""
+    mode, have = entry.mode, _mode_of(st)
+    return have == mode or (
+        (mode == S_IFLNK and not core.symlinks and have & 0o170000 == S_IFREG)
+        or (mode & 0o170000 == S_IFREG and have & 0o170000 == S_IFREG and not core.filemode)
+    )
+
+
 def worktree_matches(
     entry: Entry,
     path: bytes,
@@ -129,14 +140,11 @@ def worktree_matches(
     mode = entry.mode
     if mode == S_IFGITLINK:
         return stat_mod.S_ISDIR(st.st_mode)
-    have = _mode_of(st)
-    if have != mode and not (
-        (mode == S_IFLNK and not core.symlinks and have & 0o170000 == S_IFREG)  # ce_match_stat_basic
-        or (mode & 0o170000 == S_IFREG and have & 0o170000 == S_IFREG and not core.filemode)
-    ):
+    if not type_matches(entry, st, core):
         return False
-    racy = racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns
+    have = _mode_of(st)
     stat_ok = entry.stat_matches(st, core.check_stat, core.trust_ctime) and (entry.size or not st.st_size)
+    racy = is_racy_stat(racy_timestamp_ns, entry.mtime_s)
     if stat_ok and not racy:
         return True
     if stat_only and not stat_ok:
@@ -289,6 +297,8 @@ def plan_switch(
     overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
     not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE: the file differs (verify_uptodate)
     untracked: list[bytes] = []
+    same_nu: list[bytes] = []  # would be not_uptodate / untracked, but hold the target's bytes (_file_is)
+    same_un: list[bytes] = []
     untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
     staged_gone: list[bytes] = []
     leads: set[bytes] = set()  # refused as the leading file of a deeper path
@@ -344,6 +354,7 @@ def plan_switch(
             if not (te is not None and _file_is(te, top + path, wt.lstat(path), hash_name, to_worktree, core)):
                 not_uptodate.append(path)
                 continue
+            same_nu.append(path)
         if te is None:
             plan.remove.append(path)
             continue
@@ -378,8 +389,8 @@ def plan_switch(
                 lost = wt.untracked_below(path, tracked, ignored_in_subdir)
                 if lost:
                     lose_dirs.append(path)
-            elif not ignored(path) and not _file_is(e, top + path, st, hash_name, to_worktree, core):
-                untracked.append(path)
+            elif not ignored(path):
+                (same_un if _file_is(e, top + path, st, hash_name, to_worktree, core) else untracked).append(path)
     for path in staged_gone:
         lead = wt.leading_file(path)
         if lead is not None:
@@ -396,6 +407,11 @@ def plan_switch(
         else:
             untracked_removed.append(path)
     if overwrite or not_uptodate or lose_dirs or untracked or untracked_removed:
+        # Refused anyway: the files that already hold the target's bytes are
+        # listed too, as git lists them (the leniency is for a switch that
+        # would otherwise go ahead).
+        not_uptodate += same_nu
+        untracked += same_un
         # git stops at the first error of a directory/file pair and never
         # looks below it: no errors for paths under a refused path. (A
         # leading file in the way of a deeper path is no entry of its own:

@@ -12,6 +12,9 @@ to date without reading them again.
 
 ``-f`` does not refresh: ``oneway_merge`` with ``reset`` rewrites every
 entry whose stat data does not match (``reset_needs_update``).
+
+Writing the index then smudges the racily clean entries
+(``smudge_racily_clean``), whatever the operation.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import stat as stat_mod
 from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
-from .index import S_IFGITLINK, Entry
-from .plan import worktree_matches
+from .index import S_IFGITLINK, Entry, is_racy_stat
+from .plan import type_matches, worktree_matches
 
 __all__ = ["refresh_entries", "reset_needs_update"]
 
@@ -40,8 +43,8 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
             st = os.lstat(top + path)
         except OSError:
             continue
-        if e.stat_matches(st, core.check_stat, core.trust_ctime) and not (
-                racy_timestamp_ns and racy_timestamp_ns <= st.st_mtime_ns):
+        if e.stat_matches(st, core.check_stat, core.trust_ctime) and not is_racy_stat(racy_timestamp_ns, e.mtime_s):
+            e.uptodate = True  # ce_mark_uptodate
             continue
         if e.size and e.size != st.st_size & 0xFFFFFFFF and not stat_mod.S_ISDIR(st.st_mode):
             continue  # ie_modified: DATA_CHANGED with a known size is a change, content unread
@@ -63,3 +66,28 @@ def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_na
     if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
         return True
     return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
+
+
+def smudge_racily_clean(entries: list[Entry], top: bytes, hash_name: str,
+                        to_worktree: Callable[[Entry], bytes | None], timestamp_ns: int,
+                        to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+                        core: CoreSettings = DEFAULT_CORE) -> None:
+    """``do_write_index``'s ``ce_smudge_racily_clean_entry``, in place.
+
+    An entry not known up to date (neither written nor refreshed by this
+    run) whose mtime is not older than the index read (``timestamp_ns``)
+    and whose stat data still match a file that no longer holds it (the
+    content compared with the attributes as they are now) gets size 0, so
+    that git reads the file next time instead of trusting its stat data.
+    """
+    for e in entries:
+        if e.uptodate or e.mode == S_IFGITLINK or not is_racy_stat(timestamp_ns, e.mtime_s):
+            continue
+        try:
+            st = os.lstat(top + e.name)
+        except OSError:
+            continue
+        if not (type_matches(e, st, core) and e.stat_matches(st, core.check_stat, core.trust_ctime)):
+            continue
+        if not worktree_matches(e, top + e.name, st, hash_name, to_worktree, timestamp_ns, core, to_git):
+            e.size = 0

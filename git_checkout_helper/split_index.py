@@ -21,7 +21,7 @@ import os
 import time
 
 from .ewah import EwahError, ewah_bits, ewah_read, ewah_serialize
-from .index import Entry
+from .index import Entry, is_racy_stat
 from .index_file import IndexFile, IndexFormatError, parse_index, serialize_index_file
 
 __all__ = ["SplitIndex", "read_split_index", "write_split_index"]
@@ -147,11 +147,8 @@ def _ondisk_same(a: Entry, b: Entry) -> bool:
 
 
 def _racy(e: Entry, timestamp_ns: int) -> bool:
-    """``is_racy_timestamp`` as git is built by default (without USE_NSEC:
-    whole seconds)."""
-    if e.mode == 0o160000 or not timestamp_ns:
-        return False
-    return (timestamp_ns // 1_000_000_000) & 0xFFFFFFFF <= e.mtime_s
+    """``is_racy_timestamp``: gitlinks never are."""
+    return e.mode != 0o160000 and is_racy_stat(timestamp_ns, e.mtime_s)
 
 
 def too_many_not_shared_entries(entries: list[Entry], max_split: int) -> bool:

@@ -297,6 +297,24 @@ test_expect_success 'a pathspec with a trailing slash names a gitlink, as ce_pat
 	test_line_count = 2 err.ours
 '
 
+test_expect_success 'racily clean entries: smudged at the index write as git does (seconds, no USE_NSEC)' '
+	git init -q racy && (
+		cd racy && printf "c text eol=crlf\n" >.gitattributes && printf "caf\303\251\n" >c &&
+		echo k >k && git add . && git commit -qm one && rm c && git checkout c &&
+		git checkout -q -b other && git rm -q .gitattributes && git commit -qm two &&
+		git checkout -q main && git update-index -q --refresh &&
+		# c holds CRLF now; stat data that survive cp -a (mtime, size), and
+		# the index read in the same second as the file: racy
+		git config core.checkStat minimal &&
+		m=$(stat -c %Y c) && touch -d @$m.999999999 .git/index
+	) &&
+	fuzz_case racy "checkout -f other" "-f other" &&
+	git -C racy.ours ls-files --debug c >debug && test_grep "size: 0" debug &&
+	echo c >expect && git -C racy.ours diff-files --name-only >actual && test_cmp expect actual &&
+	fuzz_case racy "checkout other" other &&
+	git -C racy.ours diff-files --name-only >actual && test_must_be_empty actual
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

@@ -37,7 +37,8 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         # skip-worktree entries are not checked out (checkout_all)
         wanted = [e for e in entries if not e.extended_flags & 0x4000]
-        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force, co.core)
+        todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force,
+                                             lambda e, st: co.uptodate(e, st, idx.mtime_ns))
         co.setup_attributes(None, idx.entries, worktree_first=True, rewritten=attr_dirs_rewritten(todo))
         if not opts.quiet:
             err.writelines(line + "\n" for line in exists)
@@ -49,6 +50,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
             os.makedirs(os.path.dirname(co.out_top), exist_ok=True)
         _execute(co, _plan_of(todo), opts, err)
         if lock is not None and not co.errors and not exists:
+            co.smudge_racily_clean(entries, idx.mtime_ns)
             lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
                                     switch=False, changed=bool(todo), err=err))
         if co.errors or exists:
@@ -141,7 +143,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                 e = cur
                 try:
                     st = os.lstat(co.top + path)
-                    if e.stat_matches(st, co.core.check_stat, co.core.trust_ctime) and e.mode != S_IFGITLINK:
+                    if e.mode != S_IFGITLINK and co.uptodate(e, st, idx.mtime_ns):
                         continue
                 except (FileNotFoundError, NotADirectoryError):
                     pass
@@ -177,6 +179,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
             raise CheckoutError("", 1)
         # add_index_entry: cache_tree_invalidate_path for each entry added or
         # replaced, and for those the replacement removed.
+        co.smudge_racily_clean(list(entries.values()), idx.mtime_ns)
         lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
                                 worktree=co.top[:-1], switch=False, err=err,
                                 changed=bool(todo) or entries.keys() != idx.entries.keys(),

@@ -41,10 +41,11 @@ from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_c
 from ..coresettings import core_settings
 from ..entry import CheckoutState, write_pc_item
 from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from ..index import S_IFGITLINK, S_IFLNK, Entry
+from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from ..pktline import LARGE_PACKET_DATA_MAX
-from ..plan import Plan, invalid_paths
+from ..plan import Plan, invalid_paths, worktree_matches
 from ..progress import Progress
+from ..refresh import smudge_racily_clean
 from ..repository import Repository, TreeFiles
 from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 from ..wrapper import show_path, write_in_full
@@ -200,6 +201,7 @@ class Checkout:
         if global_file:
             path = os.path.expanduser(os.fsdecode(global_file))
             glob_data = _read_file(path)
+        self._attr_files = (info, glob_data)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
         self._checkin = CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol,
                                           self.drivers, lambda line: self.err.write(line + "\n"))
@@ -228,6 +230,24 @@ class Checkout:
         # counted before the writes; git-lfs installs one system-wide).
         self._path_attrs[path] = ca
         return ca
+
+    def uptodate(self, e: Entry, st: os.stat_result, timestamp_ns: int) -> bool:
+        """``ie_match_stat`` found nothing changed: stat data, type, x bit, and
+        for a racily clean entry its content (``checkout_entry`` skips it)."""
+        return worktree_matches(e, self.top + e.name, st, self.repo.hash_name, self.to_worktree, timestamp_ns,
+                                self.core, self.to_git, stat_only=True)
+
+    def smudge_racily_clean(self, entries: list[Entry], timestamp_ns: int) -> None:
+        """Before the index is written (refresh.py's ``smudge_racily_clean``):
+        the content is judged with the check-in attributes of the work tree
+        as this checkout left it, then of the index being written."""
+        if not any(not e.uptodate and is_racy_stat(timestamp_ns, e.mtime_s) for e in entries):
+            return
+        info, glob_data = getattr(self, "_attr_files", (None, None))
+        checkin = CheckinAttributes(self.top, {e.name: e for e in entries}, self.repo.odb.read_blob, info, glob_data,
+                                    self.eol, self.drivers, lambda line: self.err.write(line + "\n"))
+        smudge_racily_clean(entries, self.top, self.repo.hash_name, self.to_worktree, timestamp_ns, checkin.to_git,
+                            self.core)
 
     def to_git(self, e: Entry, data: bytes) -> bytes | None:
         """``data``, the file of ``e``, as the index would store it (cleancheck.py), or None."""
