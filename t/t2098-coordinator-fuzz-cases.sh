@@ -315,6 +315,22 @@ test_expect_success 'racily clean entries: smudged at the index write as git doe
 	git -C racy.ours diff-files --name-only >actual && test_must_be_empty actual
 '
 
+test_expect_success '--all: a racily clean file is judged with its check-in attributes; a prefix leaves .gitattributes be' '
+	git init -q racyall && (
+		cd racyall && mkdir src && printf "y eol=crlf\n" >src/.gitattributes && echo other >src/y &&
+		printf "*.txt eol=crlf\n" >.gitattributes && echo hello >A.txt &&
+		git add . && git commit -qm one && rm src/y && git checkout src/y &&
+		git update-index -q --refresh && git config core.checkStat minimal &&
+		m=$(stat -c %Y src/y) && touch -d @$m.999999999 .git/index
+	) &&
+	fuzz_case racyall "checkout-index -a" "--all" &&
+	echo 0 >expect && test_cmp expect rc.ours &&
+	fuzz_case racyall "checkout-index -a -u" "--all -u" &&
+	echo "*.o eol=crlf" >racyall/.gitattributes &&
+	fuzz_case racyall "checkout-index -a -f --prefix=out/" "--all -f --prefix=out/" &&
+	echo hello >expect && test_cmp expect racyall.ours/out/A.txt
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

@@ -37,9 +37,14 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         # skip-worktree entries are not checked out (checkout_all)
         wanted = [e for e in entries if not e.extended_flags & 0x4000]
+        co.setup_attributes(None, idx.entries, worktree_first=True)  # for the checks (ie_match_stat)
         todo, exists, fatal = select_entries(co.out_top, os.fsencode(prefix or ""), wanted, opts.force,
                                              lambda e, st: co.uptodate(e, st, idx.mtime_ns))
-        co.setup_attributes(None, idx.entries, worktree_first=True, rewritten=attr_dirs_rewritten(todo))
+        # with a prefix the files unlinked are <prefix>/<path>: the work
+        # tree's .gitattributes stay as they are
+        rewritten = attr_dirs_rewritten(todo) if not prefix else frozenset()
+        if rewritten:
+            co.setup_attributes(None, idx.entries, worktree_first=True, rewritten=rewritten)
         if not opts.quiet:
             err.writelines(line + "\n" for line in exists)
         if fatal:
@@ -117,6 +122,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         except PathspecError as e:
             raise CheckoutError(f"fatal: {e}", 128) from None
         entries = dict(idx.entries)
+        co.setup_attributes(None, idx.entries, worktree_first=True)  # for the checks (ie_match_stat)
         todo: list[Entry] = []
         added: set[bytes] = set()
         if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
