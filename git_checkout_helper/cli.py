@@ -278,6 +278,7 @@ usage: git parallel-clone [<options>] <repository> [<directory>]
     --depth <n>           a shallow clone of that many commits (file:// and remote URLs)
     --[no-]single-branch  clone only one branch (implied by --depth)
     -n, --no-checkout     no checkout of HEAD
+    --sparse              a sparse checkout of the top-level files only (cone mode)
     -q, --quiet           no progress, no messages
     --progress / --no-progress
     --helper-cmd <cmd>    run <cmd> as the helper
@@ -641,8 +642,6 @@ def clone_main(argv: list[str] | None = None) -> int:
                                   ("--no-single-branch", "no_single_branch")) if key in opts]
         if given:  # a partial clone takes every branch's history under the filter, into 'origin'
             return _die(f"--filter with {given[0]} is not supported by git parallel-clone")
-    if opts.get("sparse"):  # needs sparse-checkout, which our checkout does not do: refused, as it is
-        return _die("--sparse is not supported by git parallel-clone")
     depth = None
     if "depth" in opts:
         text = str(opts["depth"])
@@ -683,6 +682,10 @@ def clone_main(argv: list[str] | None = None) -> int:
                                       done=None if opts.get("quiet") else lambda: sys.stderr.write("done.\n"))
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
+        if opts.get("sparse"):
+            from .sparse import init_clone_sparse_checkout
+
+            init_clone_sparse_checkout(os.path.join(worktree, ".git"))
         repo = Repository(discover(worktree, env=SetupEnv(environ=env)), env)
         trace = _trace(env)
         try:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["append_section", "quote_value", "set_branch_upstream"]
+from .wrapper import write_in_full
+
+__all__ = ["append_section", "enable_worktree_config", "quote_value", "set_branch_upstream"]
 
 
 def quote_value(value: bytes) -> bytes:
@@ -26,22 +28,42 @@ def _subsection(name: bytes) -> bytes:
     return b'"' + name.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
 
 
-def append_section(path: str, section: bytes, subsection: bytes | None, items: list[tuple[bytes, bytes]]) -> None:
-    """Append ``[section "subsection"]`` with ``items`` to the config at ``path``."""
-    lock = path + ".lock"
+def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        data = b""
-    if data and not data.endswith(b"\n"):
-        data += b"\n"
+        return b""
+    return data if not data or data.endswith(b"\n") else data + b"\n"
+
+
+def append_section(path: str, section: bytes, subsection: bytes | None, items: list[tuple[bytes, bytes]]) -> None:
+    """Append ``[section "subsection"]`` with ``items`` to the config at ``path``."""
     head = b"[" + section + (b" " + _subsection(subsection) if subsection is not None else b"") + b"]\n"
-    data += head + b"".join(b"\t" + k + b" = " + quote_value(v) + b"\n" for k, v in items)
+    _replace(path, _read(path) + head + b"".join(b"\t" + k + b" = " + quote_value(v) + b"\n" for k, v in items))
+
+
+def enable_worktree_config(path: str) -> None:
+    """``extensions.worktreeConfig = true`` as the clone's ``git sparse-checkout
+    set`` leaves it: first in an ``[extensions]`` section, else in a new one
+    before the first ``[branch ...]`` section (which a clone writes later),
+    else at the end."""
+    lines = _read(path).splitlines(keepends=True)
+    key = b"\tworktreeConfig = true\n"
+    at = next((i + 1 for i, line in enumerate(lines) if line.strip().lower() == b"[extensions]"), None)
+    if at is None:
+        key = b"[extensions]\n" + key
+        at = next((i for i, line in enumerate(lines) if line.lstrip().lower().startswith(b"[branch")), len(lines))
+    _replace(path, b"".join(lines[:at]) + key + b"".join(lines[at:]))
+
+
+def _replace(path: str, data: bytes) -> None:
+    """``data`` into ``path`` under ``<path>.lock``, its mode kept."""
+    lock = path + ".lock"
     fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:
-            os.write(fd, data)
+            write_in_full(fd, data)
             mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else None
             if mode is not None:
                 os.fchmod(fd, mode)

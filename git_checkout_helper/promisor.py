@@ -953,7 +953,7 @@ def register_partial_clone(gitdir: str, remote: str, filter_spec: str) -> None:
 def prefetch_attributes(co, tree, index: dict) -> None:
     """At ``Checkout.setup_attributes`` (ahead of planning), for a partial
     clone. A first checkout (no index: a clone) fetches every blob of the
-    target tree now, in one batch: that is what it will write, and the
+    target tree in the sparse-checkout patterns now, in one batch: that is what it will write, and the
     ``.gitattributes`` among them are then there when attributes are read.
     Otherwise the missing ``.gitattributes`` blobs are only noted: they go
     into the checkout's one batch (:func:`prefetch_plan`), after which the
@@ -965,9 +965,13 @@ def prefetch_attributes(co, tree, index: dict) -> None:
     co._promisor_attr_args = (tree, index)
     co._promisor_attrs = []
     if files and not index:
+        from .sparse import load_sparse_checkout
+
         o = co.opts
         show = o.progress if o.progress is not None else not o.quiet and co.err.isatty()
-        prefetch_blobs(co.repo, [(p, mo[1]) for p, mo in files.items() if mo[0] != S_IFGITLINK],
+        sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)  # clone --sparse: the cone only
+        prefetch_blobs(co.repo, [(p, mo[1]) for p, mo in files.items()
+                                 if mo[0] != S_IFGITLINK and (sparse is None or sparse.included(p))],
                        co.err if show else None)
         return
     wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]

@@ -25,7 +25,12 @@ from collections.abc import Callable
 from .index import Entry
 from .index_file import CE_SKIP_WORKTREE
 
-__all__ = ["SparseCheckout", "apply_sparse_checkout", "load_sparse_checkout", "skip_worktree"]
+__all__ = ["SparseCheckout", "apply_sparse_checkout", "init_clone_sparse_checkout", "load_sparse_checkout",
+           "skip_worktree"]
+
+#: What ``git sparse-checkout set`` without directories writes in cone mode:
+#: the files at the top only.
+CONE_TOP_ONLY = b"/*\n!/*/\n"
 
 
 def skip_worktree(e: Entry) -> bool:
@@ -209,3 +214,19 @@ def clear_skip_worktree_from_present_files(entries, config, top: bytes) -> None:
     for e in entries.values() if isinstance(entries, dict) else entries:
         if e.extended_flags & CE_SKIP_WORKTREE and os.path.lexists(top + e.name):
             e.extended_flags &= ~CE_SKIP_WORKTREE
+
+
+def init_clone_sparse_checkout(gitdir: str) -> None:
+    """``git clone --sparse`` (``git_sparse_checkout_init``, which runs
+    ``git sparse-checkout set``): cone mode with the top-level files only.
+    ``extensions.worktreeConfig`` in the config, ``core.sparseCheckout`` and
+    ``core.sparseCheckoutCone`` in ``config.worktree``, the patterns in
+    ``info/sparse-checkout``; done before the checkout reads its settings."""
+    from .configset import append_section, enable_worktree_config
+
+    enable_worktree_config(os.path.join(gitdir, "config"))
+    append_section(os.path.join(gitdir, "config.worktree"), b"core", None,
+                   [(b"sparseCheckout", b"true"), (b"sparseCheckoutCone", b"true")])
+    os.makedirs(os.path.join(gitdir, "info"), exist_ok=True)
+    with open(os.path.join(gitdir, "info", "sparse-checkout"), "wb") as f:
+        f.write(CONE_TOP_ONLY)

@@ -331,6 +331,19 @@ test_expect_success '--all: a racily clean file is judged with its check-in attr
 	echo hello >expect && test_cmp expect racyall.ours/out/A.txt
 '
 
+test_expect_success 'an untracked .gitattributes in a subdirectory counts (no tracked one anywhere)' '
+	git init -q untrattr && (
+		cd untrattr && mkdir src && echo x >src/x.o && echo t >top &&
+		git add . && git commit -qm one && git checkout -q -b other &&
+		echo y >src/y.o && git add src/y.o && git commit -qm two && git checkout -q main &&
+		printf "*.o eol=crlf\n" >src/.gitattributes
+	) &&
+	fuzz_case untrattr "checkout-index -a -f -u --prefix=out/" "--all -f -u --prefix=out/" &&
+	printf "x\r\n" >expect && test_cmp expect untrattr.ours/out/src/x.o &&
+	fuzz_case untrattr "checkout other" other &&
+	printf "y\r\n" >expect && test_cmp expect untrattr.ours/src/y.o
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

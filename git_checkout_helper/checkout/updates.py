@@ -206,9 +206,12 @@ class Checkout:
         self._checkin = CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol,
                                           self.drivers, lambda line: self.err.write(line + "\n"))
         self._path_attrs: dict[bytes, ConvAttrs] = {}
-        self._attrs_trivial = self._attrs.empty and not any(
-            p.endswith(b"/.gitattributes") for p in (*files, *index)
-        )
+        # No source anywhere: nothing tracked or in the target, and a work
+        # tree that holds nothing yet (a clone), so no untracked
+        # .gitattributes in a subdirectory can count either.
+        self._attrs_trivial = (self._attrs.empty and not index
+                               and not any(p.endswith(b"/.gitattributes") for p in files)
+                               and not any(n != b".git" for n in _listdir(self.top)))
 
     def conv_attrs(self, path: bytes) -> ConvAttrs:
         stack = self._attrs
@@ -712,6 +715,13 @@ def _lstat_or_none(path: bytes) -> os.stat_result | None:
         return os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def _listdir(path: bytes) -> list[bytes]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _read_file(path: str) -> bytes | None:
