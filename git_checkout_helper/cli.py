@@ -696,7 +696,7 @@ def clone_main(argv: list[str] | None = None) -> int:
             if opts.get("no_checkout"):
                 # --no-checkout: HEAD set up as clone's update_head does, no index.
                 commit, branch, _ = repo.resolve(ref)
-                repo.update_head(commit, branch, f"clone: from {origin}".encode())
+                repo.update_head(commit, branch, f"clone: from {origin}".encode(), clone=True)
                 return 0
             o = _options(opts, env)
             # clone: verbose_update = !quiet, whatever --progress or a terminal say

@@ -230,16 +230,30 @@ class Repository:
 
     # --- HEAD ----------------------------------------------------------------
 
-    def update_head(self, commit_hex: bytes, branch: bytes | None, message: bytes) -> None:
+    def update_head(self, commit_hex: bytes, branch: bytes | None, message: bytes, clone: bool = False) -> None:
         """Point HEAD at ``branch`` (symbolic) or at ``commit_hex`` (detached).
 
         Written like the files backend does: ``HEAD.lock`` then rename, and
-        one reflog line in ``logs/HEAD`` when reflogs are kept.
+        one reflog line in ``logs/HEAD`` when reflogs are kept. ``clone``:
+        the clone's first HEAD; as ``cmd_clone`` writes them, HEAD, the
+        branch and ``refs/remotes/<remote>/HEAD`` each get a reflog that
+        starts from nothing.
         """
         refs = self.dulwich.refs
         if branch is not None and branch not in refs:
             refs.set_if_equals(branch, None, commit_hex)
-        old = self.head_commit()
+        old = None if clone else self.head_commit()
+        if clone and self._keeps_reflogs():
+            remote_heads = [os.path.join("refs", "remotes", n, "HEAD")
+                            for n in _listdir(os.path.join(self.dirs.commondir, "refs", "remotes"))]
+            for ref in ([os.fsdecode(branch)] if branch is not None else []) + remote_heads:
+                if ref.startswith("refs/remotes/"):
+                    target = self._remote_head_commit(ref)
+                    if target is None:
+                        continue
+                else:
+                    target = commit_hex
+                self._append_reflog(ref, None, target, message)
         path = os.path.join(self.dirs.gitdir, "HEAD")
         lock = path + ".lock"
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -248,17 +262,30 @@ class Repository:
         finally:
             os.close(fd)
         os.rename(lock, path)
-        logs = os.path.join(self.dirs.gitdir, "logs")
+        if self._keeps_reflogs() or os.path.exists(os.path.join(self.dirs.gitdir, "logs", "HEAD")):
+            self._append_reflog("HEAD", old, commit_hex, message)
+
+    def _keeps_reflogs(self) -> bool:
+        """``core.logAllRefUpdates`` (default: true with a work tree)."""
         try:
-            keep = self.config.get_boolean((b"core",), b"logallrefupdates", self.worktree is not None)
+            return self.config.get_boolean((b"core",), b"logallrefupdates", self.worktree is not None)
         except (KeyError, ValueError):
-            keep = self.worktree is not None
-        if keep or os.path.exists(os.path.join(logs, "HEAD")):
-            os.makedirs(logs, exist_ok=True)
-            zero = b"0" * self.odb.object_format.hex_length
-            line = b"%s %s %s\t%s\n" % (old or zero, commit_hex, self._ident_with_date(), message)
-            with open(os.path.join(logs, "HEAD"), "ab") as f:
-                f.write(line)
+            return self.worktree is not None
+
+    def _append_reflog(self, ref: str, old: bytes | None, new: bytes, message: bytes) -> None:
+        """One line of ``logs/<ref>`` (HEAD in the git dir, others in the common dir)."""
+        base = self.dirs.gitdir if ref == "HEAD" else self.dirs.commondir
+        path = os.path.join(base, "logs", ref)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        zero = b"0" * self.odb.object_format.hex_length
+        with open(path, "ab") as f:
+            f.write(b"%s %s %s\t%s\n" % (old or zero, new, self._ident_with_date(), message))
+
+    def _remote_head_commit(self, ref: str) -> bytes | None:
+        try:
+            return self.dulwich.refs[ref.encode()]
+        except KeyError:
+            return None
 
     def set_upstream(self, branch: bytes, remote_ref: bytes) -> str:
         """``--track`` set-up for a branch made from ``refs/remotes/<remote>/<name>``."""
@@ -354,3 +381,10 @@ class Repository:
             off = abs(off) // 60
             parts = [str(int(time.time())), f"{sign}{off // 60:02d}{off % 60:02d}"]
         return f"{name} <{email}> {parts[0]} {parts[1]}".encode()
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []

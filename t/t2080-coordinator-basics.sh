@@ -363,4 +363,25 @@ test_expect_success 'files with a filter are not helper items: as many helpers a
 	echo C >expect && test_cmp expect filtered.ours/c.up
 '
 
+# reflogs_of <repo>: every reflog file, each line as old, new and message
+reflogs_of() {
+	(cd "$1/.git" && find logs -type f | sort | while read f
+	do
+		echo "$f" && sed "s/^\([0-9a-f]* [0-9a-f]*\) .*	/\1 /" "$f" || return 1
+	done)
+}
+
+test_expect_success 'clone: HEAD, the branch and origin/HEAD get reflogs from nothing, as git clone writes them' '
+	git -C src tag -a -m t vt &&
+	for args in "src" "file://$TRASH_DIRECTORY/src" "-n src" "-b vt src" "-o up src"
+	do
+		rm -rf rl.ours rl.git &&
+		git parallel-clone -q $args rl.ours && git clone -q $args rl.git &&
+		reflogs_of rl.ours >rl.ours.log && reflogs_of rl.git >rl.git.log &&
+		sed "s/rl\.git/rl.ours/" rl.git.log >expect &&
+		test_cmp expect rl.ours.log || return 1
+	done &&
+	test_grep "^logs/refs/remotes/up/HEAD" rl.ours.log
+'
+
 test_done

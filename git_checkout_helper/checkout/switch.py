@@ -146,7 +146,7 @@ def run_checkout(
     # "git checkout HEAD": update_refs_for_switch has nothing to do.
     head_itself = rev == "HEAD"
     if clone is not None:
-        repo.update_head(commit, branch or old_branch, message)
+        repo.update_head(commit, branch or old_branch, message, clone=True)
     elif rev is not None and not head_itself:
         repo.update_head(commit, branch, message)
     if not opts.quiet and clone is None and rev is not None:
