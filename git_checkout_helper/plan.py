@@ -27,7 +27,7 @@ from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .repository import TreeFiles
 
-__all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "worktree_matches"]
+__all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "reset_needs_update", "worktree_matches"]
 
 S_IFREG = 0o100000
 
@@ -232,6 +232,22 @@ def _entry(path: bytes, mode_oid: tuple[int, bytes]) -> Entry:
     return Entry(path, mode_oid[0], mode_oid[1])
 
 
+def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_name: str,
+                       to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
+                       to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+                       core: CoreSettings = DEFAULT_CORE) -> bool:
+    """``oneway_merge``'s ``ie_match_stat`` for an entry the target keeps:
+    rewritten unless its stat data (type, exec bit, times, inode, size)
+    still match, and, when racy, its content too."""
+    if st is None:
+        return True
+    if e.mode == S_IFGITLINK:
+        return not stat_mod.S_ISDIR(st.st_mode)
+    if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
+        return True
+    return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
+
+
 def plan_reset(
     target: TreeFiles,
     old: dict[bytes, Entry],
@@ -254,8 +270,6 @@ def plan_reset(
         e = _entry(path, mo)
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
-            from .refresh import reset_needs_update
-
             if not reset_needs_update(cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns,
                                       to_git, core):
                 plan.entries[path] = cur

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from .checkout import CheckoutError
+from .errors import CheckoutError, CloneError
 from .parse import git_parse_maybe_bool
 
 __all__ = [
@@ -854,7 +854,6 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
     from dulwich.config import ConfigFile
     from dulwich.repo import Repo
 
-    from .clone import CloneError
     from .config import read_config
     from .odb import discover
 
