@@ -161,8 +161,9 @@ def run_checkout(
 
 
 def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
-    """checkout_branch's ``die_if_checked_out`` (see :mod:`discovery`)."""
-    from ..discovery import NotAGitRepository, die_if_checked_out
+    """checkout_branch's ``die_if_checked_out`` (see :mod:`worktree`)."""
+    from ..discovery import NotAGitRepository
+    from ..worktree import die_if_checked_out
 
     try:
         die_if_checked_out(repo.dirs, branch)
