@@ -365,6 +365,21 @@ def _advice(repo: Repository, key: bytes) -> bool:
         return True
 
 
+def _tracked_branch_name(args: list[str]) -> str:
+    """checkout_main's ``--track`` without ``-b``: the branch name from the
+    remote-tracking one the first argument names."""
+    if not args or args[0] == "--":
+        raise Fatal("--track needs a branch name")
+    a = args[0]
+    for p in ("refs/", "remotes/"):
+        if a.startswith(p):
+            a = a[len(p):]
+    slash = a.find("/")
+    if slash == -1 or slash == len(a) - 1:
+        raise Fatal("missing branch name; try -b")
+    return a[slash + 1:]
+
+
 def parse_checkout_args(repo: Repository, args: list[str], bo: BranchOptions, cwd: str,
                         quiet: bool, err) -> Target:
     """``parse_branchname_arg`` and what checkout_main does around it.
@@ -373,17 +388,7 @@ def parse_checkout_args(repo: Repository, args: list[str], bo: BranchOptions, cw
     (128) or RevisionError (1, "pathspec did not match") as git would.
     """
     if bo.new_branch is None and bo.track not in (None, "no"):
-        # --track without -b: the branch name from the remote-tracking one.
-        if not args or args[0] == "--":
-            raise Fatal("--track needs a branch name")
-        a = args[0]
-        for p in ("refs/", "remotes/"):
-            if a.startswith(p):
-                a = a[len(p):]
-        slash = a.find("/")
-        if slash == -1 or slash == len(a) - 1:
-            raise Fatal("missing branch name; try -b")
-        bo.new_branch = a[slash + 1:]
+        bo.new_branch = _tracked_branch_name(args)
     t = Target()
     if not args:
         return t

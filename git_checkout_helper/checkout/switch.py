@@ -97,20 +97,7 @@ def run_checkout(
         co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
         co.setup_attributes(target, old.entries)
-        top = co.top
-        if opts.force or clone is not None:
-            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                              core=co.core, to_git=co.to_git)
-        else:
-            # No index file yet (``clone -n``, unborn branch): git's
-            # initial_checkout, every entry new, untracked files protected.
-            unborn = not old.entries and not old.mtime_ns
-            refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
-            plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
-                               core=co.core, to_git=co.to_git,
-                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
-                               refreshed=True)
+        plan = _merge_trees(co, opts.force or clone is not None, old, head_commit, target)
         if clone is None:
             _refuse_submodule_recursion(repo, opts, plan, old.entries)
         sparse_warnings = _apply_sparse(co, plan, old.entries)
@@ -135,7 +122,34 @@ def run_checkout(
     if switch is not None:
         update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
                                getattr(branch_opts, "exists", False), out, err)
-        return co.report
+    else:
+        _update_head(repo, opts, rev, clone, old_branch, head_commit, branch, commit, remote_ref, out, err)
+    return co.report
+
+
+def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles) -> Plan:
+    """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
+    clone) or, after ``refresh_index``, a twoway merge from HEAD."""
+    repo, top = co.repo, co.top
+    if reset:
+        return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
+                          core=co.core, to_git=co.to_git)
+    # No index file yet (``clone -n``, unborn branch): git's
+    # initial_checkout, every entry new, untracked files protected.
+    unborn = not old.entries and not old.mtime_ns
+    refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
+    return plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
+                       repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
+                       core=co.core, to_git=co.to_git,
+                       ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
+                       refreshed=True)
+
+
+def _update_head(repo: Repository, opts: CheckoutOptions, rev: str | None, clone: str | None,
+                 old_branch: bytes | None, head_commit: bytes | None, branch: bytes | None, commit: bytes,
+                 remote_ref, out: TextIO, err: TextIO) -> None:
+    """HEAD, its reflog and the messages after the work tree, for a ``rev``
+    (or a clone) rather than a parsed command line (:func:`update_refs_for_switch`)."""
     message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
     if remote_ref is not None:
         msg = repo.set_upstream(branch, remote_ref)
@@ -157,7 +171,6 @@ def run_checkout(
             # (git says nothing for a branch it has just created: its
             # config cache predates the new upstream.)
             out.write(repo.tracking_info(tracked) or "")
-    return co.report
 
 
 def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
