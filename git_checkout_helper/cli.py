@@ -1,6 +1,6 @@
 """Command-line entry points; the only module that reads the environment.
 
-* ``git-checkout--helper``: the helper process (``builtin/checkout--worker.c``).
+* ``git-checkout--helper``: the helper process (helper.py, ``builtin/checkout--worker.c``).
 * ``git-parallel-checkout`` / ``git-parallel-clone``: the coordinator.
 
 Everything below this layer takes its settings as parameters.
@@ -9,14 +9,12 @@ Everything below this layer takes its settings as parameters.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
+from .help import open_manual, version_line
+from .inflate import use_setting as _choose_inflater
+
 __all__ = ["helper_main"]
-
-HELPER_USAGE = ("usage: git checkout--helper [--prefix=<string>] [--wire=git|rfc] [--threads=<k>]\n"
-                "                           [--filters [--filter-ref=<ref>] [--filter-treeish=<oid>]]")
-
 
 def _die(msg: str, code: int = 128) -> int:
     sys.stderr.write(f"fatal: {msg}\n")
@@ -24,207 +22,11 @@ def _die(msg: str, code: int = 128) -> int:
     return code
 
 
-def _threads_arg(argv: list[str]) -> tuple[int, list[str]] | int:
-    """``--threads=<k>`` (ours, ``checkout.helperThreads``): I/O threads
-    writing each batch (helper.ThreadedWriter); the other arguments back."""
-    threads, rest = 1, []
-    it = iter(argv)
-    for arg in it:
-        if arg == "--threads" or arg.startswith("--threads="):
-            value = arg[len("--threads="):] if "=" in arg else next(it, None)
-            if value is None or not value.isdigit() or int(value) < 1:
-                return _die(f"--threads expects a positive number, not '{value or ''}'", 129)
-            threads = int(value)
-        else:
-            rest.append(arg)
-    return threads, rest
-
-
-def _helper_args(argv: list[str]) -> tuple[str | None, str, dict | None] | int:
-    """``--filters`` (ours, not git's worker's): items may name a
-    ``filter.<driver>`` after their path (wire.GIT_FILTERS_LAYOUT) whose
-    smudge this helper runs itself; the drivers are read from the
-    repository's config (``git -c`` ones arrive in GIT_CONFIG_PARAMETERS).
-    ``--filter-ref``/``--filter-treeish``: the checkout's metadata that a
-    process filter is told (git's ``ref=``/``treeish=``). Returns (prefix,
-    wire, None or the filter settings)."""
-    prefix = None
-    wire = "git"
-    filters: dict | None = None
-    meta: dict[str, bytes] = {}
-    it = iter(argv)
-    for arg in it:
-        if arg == "--filters":
-            filters = {}
-            continue
-        if arg.startswith(("--filter-ref=", "--filter-treeish=")):
-            key, _, value = arg[2:].partition("=")
-            meta[key[7:]] = os.fsencode(value)
-            continue
-        if arg.startswith("--prefix="):
-            prefix = arg[len("--prefix=") :]
-        elif arg == "--prefix":
-            prefix = next(it, None)
-            if prefix is None:
-                return _die("option `prefix' requires a value", 129)
-        elif arg.startswith("--wire="):
-            wire = arg[len("--wire=") :]
-            if wire not in ("git", "rfc"):
-                return _die(f"--wire: unknown dialect '{wire}' (git or rfc)", 129)
-        elif arg == "--version":
-            sys.stdout.write(_version_line())
-            return 0
-        elif arg in ("-h", "--help"):
-            if arg == "--help":
-                _open_manual(HELPER_USAGE)
-            sys.stdout.write(HELPER_USAGE + "\n")
-            return 129
-        else:
-            sys.stderr.write(f"error: unknown option `{arg}'\n{HELPER_USAGE}\n")
-            return 129
-    if filters is not None and wire != "git":
-        return _die("--filters needs --wire=git", 129)
-    if meta and filters is None:
-        return _die("--filter-ref and --filter-treeish need --filters", 129)
-    if filters is not None:
-        filters.update(meta)
-    return prefix, wire, filters
-
-
-def _sanitize_stdfds() -> None:
-    """git's ``sanitize_stdfds``: a closed fd 0, 1 or 2 becomes /dev/null.
-
-    Otherwise the first file the helper opens could land on fd 1, and the
-    results would be written into it (a work-tree file, a trace file).
-    """
-    fd = os.open(os.devnull, os.O_RDWR)
-    while fd < 2:
-        fd = os.dup(fd)
-    if fd > 2:
-        os.close(fd)
-    if sys.stdout is None:
-        sys.stdout = open(1, "w", closefd=False)
-    if sys.stderr is None:
-        sys.stderr = open(2, "w", closefd=False)
-
-
-def _no_op(signum, frame) -> None:
-    pass
-
-
-def _choose_inflater(env) -> str | None:
-    """``GIT_CHECKOUT_HELPER_INFLATE=zlib|isal`` (ours): the inflater of this
-    process and, inherited, of its helpers (inflate.py; default: the fastest
-    one installed). Returns the error message for a value it cannot honour."""
-    name = env.get("GIT_CHECKOUT_HELPER_INFLATE")
-    if not name:
-        return None
-    from . import inflate
-
-    try:
-        inflate.use(name)
-    except ValueError as e:
-        return f"GIT_CHECKOUT_HELPER_INFLATE: {e}"
-    return None
-
-
 def helper_main(argv: list[str] | None = None) -> int:
-    """``git checkout--helper``: serve checkout items from stdin."""
-    _sanitize_stdfds()
-    threads = _threads_arg(sys.argv[1:] if argv is None else argv)
-    if isinstance(threads, int):
-        return threads
-    threads, argv = threads
-    parsed = _helper_args(argv)
-    if isinstance(parsed, int):
-        return parsed
-    prefix, wire, filters = parsed
-    env = os.environ
-    # Set by git during --recurse-submodules; it must not leak into anything
-    # repository-aware we run.
-    env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
-    bad = _choose_inflater(env)
-    if bad:
-        return _die(bad)
+    """``git checkout--helper`` (helper.main), with this process's environment."""
+    from .helper import main
 
-    from .config import ConfigError, eol_config, read_config
-    from .discovery import discover, setup_env
-    from .entry import CheckoutState
-    from .helper import HelperTerminated, ProtocolError, raise_terminated, serve
-    from .odb import NotAGitRepository, ObjectDatabase, object_format_name
-    from .verify_path import get_path_element_validator
-    from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, WireError, native_stat_layout
-
-    trace = None
-    runner = None
-    died_of = 0
-    stops: list[int] = []
-    try:
-        stat_layout = native_stat_layout()
-        dirs = discover(os.getcwd(), env=setup_env(env))
-        if dirs.prefix:
-            os.chdir(dirs.worktree)  # setup_git_directory: started inside the work tree, run at its top
-        config = read_config(dirs, env)
-        odb = ObjectDatabase(dirs.objects, object_format_name(config), dirs.alternates)
-        trace = _trace(env)
-        state = CheckoutState(
-            odb,
-            base_dir=os.fsencode(prefix) if prefix else b"",
-            eol=eol_config(config),  # read at start, as git_default_config: a bad value is fatal first
-            trace=trace.data if trace.enabled else None,
-            validate_element=get_path_element_validator(config),
-        )
-        if filters is not None:
-            from .attributes import read_convert_drivers
-            from .filters import FilterRunner
-
-            # One runner for this process: a process filter is started on
-            # its first path and never shared with another helper.
-            state.drivers = read_convert_drivers(config)
-            state.filters = runner = FilterRunner(os.getcwd(), ref=filters.get("ref"),
-                                                  treeish=filters.get("treeish"))
-        # The first signal wins: a second one (the coordinator's SIGTERM
-        # after the terminal's SIGINT) must not interrupt the clean-up.
-        stops = [signal.SIGTERM, signal.SIGHUP]
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            stops.append(signal.SIGINT)
-
-        def terminated(signum, frame):
-            for sig in stops:
-                signal.signal(sig, _no_op)  # (not SIG_IGN: Python warns of a pending one)
-            raise_terminated(signum, frame)
-
-        for sig in stops:
-            signal.signal(sig, terminated)
-        serve(0, 1, state, GIT_FILTERS_LAYOUT if filters is not None else REQUEST_LAYOUTS[wire], stat_layout, odb.hash_algo,
-              threads)
-    except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
-        return _die(str(e))
-    except BrokenPipeError:
-        return _die("checkout helper: the coordinator closed the pipe")
-    except OSError as e:  # the pipes themselves (EBADF, EIO) or the repository
-        where = f": '{os.fsdecode(e.filename)}'" if isinstance(e.filename, (str, bytes)) else ""
-        return _die(f"checkout helper: {e.strerror or e}{where}")
-    except KeyboardInterrupt:
-        return 130
-    except HelperTerminated as e:
-        died_of = e.signum  # the item in progress was removed on the way out
-    except Exception as e:  # never a traceback: one line, and a non-zero exit
-        msg = " ".join(str(e).split())
-        return _die(f"checkout helper: internal error: {type(e).__name__}: {msg}")
-    finally:
-        for sig in stops:  # done or dying: a late signal changes nothing now
-            signal.signal(sig, _no_op)
-        if runner is not None:
-            runner.close(terminate=died_of != 0)  # process filters: end of input, then reaped
-        if trace is not None:
-            trace.close()
-    if died_of:
-        # Like git's sigchain: clean up, then die of the same signal.
-        signal.signal(died_of, signal.SIG_DFL)
-        os.kill(os.getpid(), died_of)
-        return 128 + died_of
-    return 0
+    return main(sys.argv[1:] if argv is None else argv, os.environ)
 
 
 CHECKOUT_USAGE = """\
@@ -294,24 +96,6 @@ class _Done(Exception):
     """An option that did all there is to do (--version): exit 0."""
 
 
-def _version_line() -> str:
-    from . import __version__
-
-    return f"git-checkout-helper version {__version__}\n"
-
-
-def _open_manual(usage: str) -> None:
-    """``--help``: what git makes of ``git <command> --help``, i.e. ``git help
-    <command>`` (the man page installed from manpage.py). Returns if git
-    cannot be run (the caller prints the usage then)."""
-    name = usage.split("\n", 1)[0].split()[2]  # "usage: git <name> ..."
-    sys.stdout.flush()
-    try:
-        os.execvp("git", ["git", "help", name])
-    except OSError:
-        pass
-
-
 def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extra_values: dict[str, str]):
     """A small getopt for our two commands (git's parse-options conventions)."""
     opts: dict[str, object] = {}
@@ -327,12 +111,12 @@ def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extr
             after_dd = list(it)
             break
         if arg == "--help":
-            _open_manual(usage)  # returns only when there is no git to ask
+            open_manual(usage)  # returns only when there is no git to ask
         if arg in ("-h", "--help"):
             sys.stdout.write(usage)
             raise _Usage()
         if arg == "--version":
-            sys.stdout.write(_version_line())
+            sys.stdout.write(version_line())
             raise _Done()
         key, eq, val = arg.partition("=")
         if key in values:
@@ -397,7 +181,7 @@ def _options(opts, env):
 def _trace(env):
     from .trace2 import Trace2
 
-    return Trace2(env.get("GIT_TRACE2_EVENT"), env.get("GIT_TRACE2"), env.get("GIT_TRACE2_PARENT_SID"))
+    return Trace2.from_env(env)
 
 
 def _run_coordinated(fn) -> int:

@@ -17,13 +17,9 @@ import shutil
 from dulwich.config import ConfigFile
 from dulwich.repo import Repo
 
+from .errors import CloneError
+
 __all__ = ["CloneError", "prepare_clone"]
-
-
-class CloneError(Exception):
-    def __init__(self, message: str, code: int = 128) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def default_directory(source: str) -> str:

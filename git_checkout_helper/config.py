@@ -16,12 +16,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from dulwich.config import ConfigFile, StackedConfig, env_config
 
 from .convert import EolConfig
-from .odb import GitDirs
 from .parse import git_parse_maybe_bool
+
+if TYPE_CHECKING:  # (discovery reads the global config for safe.directory: only a type here)
+    from .discovery import GitDirs
 
 __all__ = [
     "AUTO_WORKERS",

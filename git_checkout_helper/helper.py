@@ -1,4 +1,6 @@
-"""The helper's main loop: ``builtin/checkout--worker.c``'s ``worker_loop``.
+"""The helper program, ``builtin/checkout--worker.c``: :func:`main` (its
+``cmd_checkout__worker``: arguments, repository set-up, signals, filters) and
+the main loop :func:`serve` (its ``worker_loop``).
 
 Reads items until a flush, and only then writes them: git's coordinator sends
 every batch to every worker before it reads a single result, so a worker that
@@ -44,10 +46,16 @@ Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_paths.py):
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import threading
 import time
+from collections.abc import MutableMapping
 
 from .entry import CheckoutState, write_pc_item
+from .help import open_manual, version_line
+from .inflate import use_setting as use_inflater_setting
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktReader, pkt_line
 from .wire import (
     RESULT_BASE,
@@ -60,8 +68,8 @@ from .wire import (
 )
 from .wrapper import write_in_full
 
-__all__ = ["HelperTerminated", "MAX_THREADS", "ProtocolError", "ThreadedWriter", "raise_terminated", "read_batch",
-           "serve"]
+__all__ = ["HELPER_USAGE", "HelperTerminated", "MAX_THREADS", "ProtocolError", "ThreadedWriter", "main",
+           "raise_terminated", "read_batch", "serve"]
 
 RESULT_BURST = 256
 RESULT_LATENCY = 0.02
@@ -285,3 +293,226 @@ def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer) -> i
         write_in_full(out_fd, b"".join(out))
         handled += len(items)
 
+
+
+# -- the helper program: ``git checkout--helper`` (builtin/checkout--worker.c's cmd_checkout__worker)
+
+HELPER_USAGE = ("usage: git checkout--helper [--prefix=<string>] [--wire=git|rfc] [--threads=<k>]\n"
+                "                           [--filters [--filter-ref=<ref>] [--filter-treeish=<oid>]]")
+
+
+def _die(msg: str, code: int = 128) -> int:
+    sys.stderr.write(f"fatal: {msg}\n")
+    sys.stderr.flush()
+    return code
+
+
+def _threads_arg(argv: list[str]) -> tuple[int, list[str]] | int:
+    """``--threads=<k>`` (ours, ``checkout.helperThreads``): I/O threads
+    writing each batch (:class:`ThreadedWriter`); the other arguments back."""
+    threads, rest = 1, []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--threads" or arg.startswith("--threads="):
+            value = arg[len("--threads="):] if "=" in arg else next(it, None)
+            if value is None or not value.isdigit() or int(value) < 1:
+                return _die(f"--threads expects a positive number, not '{value or ''}'", 129)
+            threads = int(value)
+        else:
+            rest.append(arg)
+    return threads, rest
+
+
+def _helper_args(argv: list[str]) -> tuple[str | None, str, dict | None] | int:
+    """``--filters`` (ours, not git's worker's): items may name a
+    ``filter.<driver>`` after their path (wire.GIT_FILTERS_LAYOUT) whose
+    smudge this helper runs itself; the drivers are read from the
+    repository's config (``git -c`` ones arrive in GIT_CONFIG_PARAMETERS).
+    ``--filter-ref``/``--filter-treeish``: the checkout's metadata that a
+    process filter is told (git's ``ref=``/``treeish=``). Returns (prefix,
+    wire, None or the filter settings)."""
+    prefix = None
+    wire = "git"
+    filters: dict | None = None
+    meta: dict[str, bytes] = {}
+    it = iter(argv)
+    for arg in it:
+        if arg == "--filters":
+            filters = {}
+            continue
+        if arg.startswith(("--filter-ref=", "--filter-treeish=")):
+            key, _, value = arg[2:].partition("=")
+            meta[key[7:]] = os.fsencode(value)
+            continue
+        if arg.startswith("--prefix="):
+            prefix = arg[len("--prefix=") :]
+        elif arg == "--prefix":
+            prefix = next(it, None)
+            if prefix is None:
+                return _die("option `prefix' requires a value", 129)
+        elif arg.startswith("--wire="):
+            wire = arg[len("--wire=") :]
+            if wire not in ("git", "rfc"):
+                return _die(f"--wire: unknown dialect '{wire}' (git or rfc)", 129)
+        elif arg == "--version":
+            sys.stdout.write(version_line())
+            return 0
+        elif arg in ("-h", "--help"):
+            if arg == "--help":
+                open_manual(HELPER_USAGE)
+            sys.stdout.write(HELPER_USAGE + "\n")
+            return 129
+        else:
+            sys.stderr.write(f"error: unknown option `{arg}'\n{HELPER_USAGE}\n")
+            return 129
+    if filters is not None and wire != "git":
+        return _die("--filters needs --wire=git", 129)
+    if meta and filters is None:
+        return _die("--filter-ref and --filter-treeish need --filters", 129)
+    if filters is not None:
+        filters.update(meta)
+    return prefix, wire, filters
+
+
+def _sanitize_stdfds() -> None:
+    """git's ``sanitize_stdfds``: a closed fd 0, 1 or 2 becomes /dev/null.
+
+    Otherwise the first file the helper opens could land on fd 1, and the
+    results would be written into it (a work-tree file, a trace file).
+    """
+    fd = os.open(os.devnull, os.O_RDWR)
+    while fd < 2:
+        fd = os.dup(fd)
+    if fd > 2:
+        os.close(fd)
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", closefd=False)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)
+
+
+def _no_op(signum, frame) -> None:
+    pass
+
+
+class _Held:
+    """What the helper program releases on its way out, however it leaves."""
+
+    def __init__(self) -> None:
+        self.trace = None
+        self.runner = None
+        self.stops: list[int] = []
+
+    def release(self, died_of: int) -> None:
+        for sig in self.stops:  # done or dying: a late signal changes nothing now
+            signal.signal(sig, _no_op)
+        if self.runner is not None:
+            self.runner.close(terminate=died_of != 0)  # process filters: end of input, then reaped
+        if self.trace is not None:
+            self.trace.close()
+
+
+def _catch_signals(held: _Held) -> None:
+    """The first signal wins: a second one (the coordinator's SIGTERM after
+    the terminal's SIGINT) must not interrupt the clean-up."""
+    held.stops = [signal.SIGTERM, signal.SIGHUP]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        held.stops.append(signal.SIGINT)
+
+    def terminated(signum, frame):
+        for sig in held.stops:
+            signal.signal(sig, _no_op)  # (not SIG_IGN: Python warns of a pending one)
+        raise_terminated(signum, frame)
+
+    for sig in held.stops:
+        signal.signal(sig, terminated)
+
+
+def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env, held: _Held) -> None:
+    """Set up as git's worker does (the repository, its object database and
+    config), then serve stdin until end of input."""
+    from .config import eol_config, read_config
+    from .discovery import discover, setup_env
+    from .odb import ObjectDatabase, object_format_name
+    from .trace2 import Trace2
+    from .verify_path import get_path_element_validator
+    from .wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, native_stat_layout
+
+    stat_layout = native_stat_layout()
+    dirs = discover(os.getcwd(), env=setup_env(env))
+    if dirs.prefix:
+        os.chdir(dirs.worktree)  # setup_git_directory: started inside the work tree, run at its top
+    config = read_config(dirs, env)
+    odb = ObjectDatabase(dirs.objects, object_format_name(config), dirs.alternates)
+    trace = held.trace = Trace2.from_env(env)
+    state = CheckoutState(
+        odb,
+        base_dir=os.fsencode(prefix) if prefix else b"",
+        eol=eol_config(config),  # read at start, as git_default_config: a bad value is fatal first
+        trace=trace.data if trace.enabled else None,
+        validate_element=get_path_element_validator(config),
+    )
+    if filters is not None:
+        from .attributes import read_convert_drivers
+        from .filters import FilterRunner
+
+        # One runner for this process: a process filter is started on
+        # its first path and never shared with another helper.
+        state.drivers = read_convert_drivers(config)
+        state.filters = held.runner = FilterRunner(os.getcwd(), ref=filters.get("ref"),
+                                                   treeish=filters.get("treeish"))
+    _catch_signals(held)
+    serve(0, 1, state, GIT_FILTERS_LAYOUT if filters is not None else REQUEST_LAYOUTS[wire], stat_layout,
+          odb.hash_algo, threads)
+
+
+def main(argv: list[str], env: MutableMapping[str, str]) -> int:
+    """``git checkout--helper``: serve checkout items from stdin. ``env``:
+    this process's environment, handed in by its entry point (the CLI layer,
+    or the coordinator's forked child); changed in place as git's worker
+    changes its own."""
+    _sanitize_stdfds()
+    threads = _threads_arg(argv)
+    if isinstance(threads, int):
+        return threads
+    threads, argv = threads
+    parsed = _helper_args(argv)
+    if isinstance(parsed, int):
+        return parsed
+    prefix, wire, filters = parsed
+    # Set by git during --recurse-submodules; it must not leak into anything
+    # repository-aware we run.
+    env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
+    bad = use_inflater_setting(env)
+    if bad:
+        return _die(bad)
+
+    from .config import ConfigError
+    from .odb import NotAGitRepository
+
+    held = _Held()
+    died_of = 0
+    try:
+        _run(prefix, wire, filters, threads, env, held)
+    except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
+        return _die(str(e))
+    except BrokenPipeError:
+        return _die("checkout helper: the coordinator closed the pipe")
+    except OSError as e:  # the pipes themselves (EBADF, EIO) or the repository
+        where = f": '{os.fsdecode(e.filename)}'" if isinstance(e.filename, (str, bytes)) else ""
+        return _die(f"checkout helper: {e.strerror or e}{where}")
+    except KeyboardInterrupt:
+        return 130
+    except HelperTerminated as e:
+        died_of = e.signum  # the item in progress was removed on the way out
+    except Exception as e:  # never a traceback: one line, and a non-zero exit
+        msg = " ".join(str(e).split())
+        return _die(f"checkout helper: internal error: {type(e).__name__}: {msg}")
+    finally:
+        held.release(died_of)
+    if died_of:
+        # Like git's sigchain: clean up, then die of the same signal.
+        signal.signal(died_of, signal.SIG_DFL)
+        os.kill(os.getpid(), died_of)
+        return 128 + died_of
+    return 0

@@ -36,7 +36,6 @@ __all__ = [
     "IndexWriteError",
     "build_cache_tree",
     "is_racy_stat",
-    "read_index",
     "serialize_index",
 ]
 
@@ -189,14 +188,6 @@ class ReadIndex(msgspec.Struct):
     mtime_ns: int  # istate->timestamp; 0 when there was no index
     unmerged: list  # names with stage > 0
     source: object = None  # index_state.IndexState: what the file held beyond the entries
-
-
-def read_index(path: str, object_format, warn=None) -> ReadIndex:
-    """``read_index_from``: the index at ``path`` (a missing one is empty),
-    read completely or refused (see :mod:`index_state`)."""
-    from .index_state import read_index_state
-
-    return read_index_state(path, object_format, warn)
 
 
 _ENTRY = {n: struct.Struct(f">10I{n}sH") for n in (20, 32)}

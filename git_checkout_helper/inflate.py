@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import zlib
 
-__all__ = ["BACKEND", "ERRORS", "available", "decompressobj", "inflate", "use"]
+__all__ = ["BACKEND", "ERRORS", "available", "decompressobj", "inflate", "use", "use_setting"]
 
 try:
     from isal import isal_zlib as _isal
@@ -56,6 +56,21 @@ def use(name: str) -> None:
     _backend = _isal if name == "isal" else zlib
     _decompress = _backend.decompress
     BACKEND = name
+
+
+def use_setting(env) -> str | None:
+    """``GIT_CHECKOUT_HELPER_INFLATE=zlib|isal`` (ours) in ``env``, the
+    environment the CLI layer passes in: the inflater of this process and,
+    inherited, of its helpers (default: the fastest one installed). Returns
+    the error message for a value it cannot honour."""
+    name = env.get("GIT_CHECKOUT_HELPER_INFLATE")
+    if not name:
+        return None
+    try:
+        use(name)
+    except ValueError as e:
+        return f"GIT_CHECKOUT_HELPER_INFLATE: {e}"
+    return None
 
 
 def decompressobj():

@@ -109,12 +109,12 @@ def render(command: str, usage: str) -> str:
 
 
 def pages() -> dict[str, str]:
-    from . import cli
+    from . import cli, helper
 
     return {
         "parallel-checkout": render("parallel-checkout", cli.CHECKOUT_USAGE),
         "parallel-clone": render("parallel-clone", cli.CLONE_USAGE),
-        "checkout--helper": render("checkout--helper", cli.HELPER_USAGE + "\n"),
+        "checkout--helper": render("checkout--helper", helper.HELPER_USAGE + "\n"),
     }
 
 

@@ -27,7 +27,7 @@ from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .repository import TreeFiles
 
-__all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "worktree_matches"]
+__all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "reset_needs_update", "worktree_matches"]
 
 S_IFREG = 0o100000
 
@@ -232,6 +232,22 @@ def _entry(path: bytes, mode_oid: tuple[int, bytes]) -> Entry:
     return Entry(path, mode_oid[0], mode_oid[1])
 
 
+def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_name: str,
+                       to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
+                       to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+                       core: CoreSettings = DEFAULT_CORE) -> bool:
+    """``oneway_merge``'s ``ie_match_stat`` for an entry the target keeps:
+    rewritten unless its stat data (type, exec bit, times, inode, size)
+    still match, and, when racy, its content too."""
+    if st is None:
+        return True
+    if e.mode == S_IFGITLINK:
+        return not stat_mod.S_ISDIR(st.st_mode)
+    if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
+        return True
+    return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
+
+
 def plan_reset(
     target: TreeFiles,
     old: dict[bytes, Entry],
@@ -254,8 +270,6 @@ def plan_reset(
         e = _entry(path, mo)
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
-            from .refresh import reset_needs_update
-
             if not reset_needs_update(cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns,
                                       to_git, core):
                 plan.entries[path] = cur
@@ -290,137 +304,173 @@ def plan_switch(
     ``refreshed``: ``old`` went through ``refresh_index`` (refresh.py), so
     an entry whose stat data still differ is modified (``verify_uptodate``).
     """
-    if ignored_in_subdir is None:
-        ignored_in_subdir = ignored
-    plan = Plan()
-    wt = _Worktree(top)
-    overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
-    not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE: the file differs (verify_uptodate)
-    untracked: list[bytes] = []
-    same_nu: list[bytes] = []  # would be not_uptodate / untracked, but hold the target's bytes (_file_is)
-    same_un: list[bytes] = []
-    untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
-    staged_gone: list[bytes] = []
-    leads: set[bytes] = set()  # refused as the leading file of a deeper path
-    leads_removed: set[bytes] = set()
-    lose_dirs: list[bytes] = []
-    hf, tf = head.files, target.files
-    tracked = set(old)
+    m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
+                     ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
+    m.merge(head.files, target.files)
+    m.verify_absent()
+    m.verify_absent_removed()
+    m.refuse()
+    return m.plan
 
-    def modified(cur: Entry) -> bool:
-        st = wt.lstat(cur.name)
+
+class _TwowayMerge:
+    """One switch's ``twoway_merge`` (:meth:`merge`), its ``verify_absent``
+    checks of the paths it adds and removes, and the refusals they found,
+    grouped by git's error kinds (:meth:`refuse`, ``display_error_msgs``)."""
+
+    def __init__(self, old: dict[bytes, Entry], top: bytes, hash_name: str,
+                 to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
+                 ignored: Callable[[bytes], bool], ignored_in_subdir: Callable[[bytes], bool],
+                 core: CoreSettings, to_git: Callable[[Entry, bytes], bytes | None] | None,
+                 refreshed: bool) -> None:
+        self.old, self.top, self.hash_name, self.to_worktree = old, top, hash_name, to_worktree
+        self.racy_timestamp_ns, self.core, self.to_git, self.refreshed = racy_timestamp_ns, core, to_git, refreshed
+        self.ignored, self.ignored_in_subdir = ignored, ignored_in_subdir
+        self.plan = Plan()
+        self.wt = _Worktree(top)
+        self.tracked = set(old)
+        self.overwrite: list[bytes] = []  # ERROR_WOULD_OVERWRITE: the index differs (reject_merge)
+        self.not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE: the file differs (verify_uptodate)
+        self.untracked: list[bytes] = []
+        self.same_nu: list[bytes] = []  # would be not_uptodate / untracked, but hold the target's bytes (_file_is)
+        self.same_un: list[bytes] = []
+        self.untracked_removed: list[bytes] = []  # ERROR_WOULD_LOSE_UNTRACKED_REMOVED
+        self.staged_gone: list[bytes] = []
+        self.leads: set[bytes] = set()  # refused as the leading file of a deeper path
+        self.leads_removed: set[bytes] = set()
+        self.lose_dirs: list[bytes] = []
+
+    def modified(self, cur: Entry) -> bool:
+        st = self.wt.lstat(cur.name)
         if st is None:
             # verify_uptodate_1: only ENOENT is "deleted locally, nothing to
             # lose"; ENOTDIR means a user's file stands where a leading
             # directory was, and is refused like a modified file.
-            return cur.name in wt.notdir
-        return not worktree_matches(cur, top + cur.name, st, hash_name, to_worktree, racy_timestamp_ns, core,
-                                    to_git, stat_only=refreshed)
+            return cur.name in self.wt.notdir
+        return not worktree_matches(cur, self.top + cur.name, st, self.hash_name, self.to_worktree,
+                                    self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
-    for path in sorted(set(hf) | set(tf) | set(old)):
-        h, t, cur = hf.get(path), tf.get(path), old.get(path)
-        if h == t:
-            # Unchanged between the commits: keep whatever the index has.
-            if cur is not None:
-                plan.entries[path] = cur
-            continue
-        te = _entry(path, t) if t is not None else None
-        if cur is not None and te is not None and cur.same_object(te):
-            plan.entries[path] = cur  # index already has the new version
-            continue
-        index_is_head = (cur is None and h is None) or (
-            cur is not None and h is not None and cur.mode == h[0] and cur.oid == h[1]
-        )
-        if not index_is_head:
-            if cur is not None or t is not None:
-                overwrite.append(path)
-            else:
-                # Staged deletion of a path the target drops too (deleted_entry
-                # without an index entry): an untracked file there would be
-                # removed, so verify_absent.
-                staged_gone.append(path)
-            continue
-        if te is None and cur is not None and cur.mode != S_IFGITLINK:
-            # deleted_entry's verify_absent_if_directory: a directory took
-            # the leaving file's place; untracked files in it would be lost
-            # (check_ok_to_remove: unless the directory is excluded). A
-            # directory without any is still a change (verify_uptodate, below).
+    def merge(self, hf: dict, tf: dict) -> None:
+        """``twoway_merge`` of each path of HEAD, the target and the index."""
+        plan, wt, old, top = self.plan, self.wt, self.old, self.top
+        for path in sorted(set(hf) | set(tf) | set(old)):
+            h, t, cur = hf.get(path), tf.get(path), old.get(path)
+            if h == t:
+                # Unchanged between the commits: keep whatever the index has.
+                if cur is not None:
+                    plan.entries[path] = cur
+                continue
+            te = _entry(path, t) if t is not None else None
+            if cur is not None and te is not None and cur.same_object(te):
+                plan.entries[path] = cur  # index already has the new version
+                continue
+            index_is_head = (cur is None and h is None) or (
+                cur is not None and h is not None and cur.mode == h[0] and cur.oid == h[1]
+            )
+            if not index_is_head:
+                if cur is not None or t is not None:
+                    self.overwrite.append(path)
+                else:
+                    # Staged deletion of a path the target drops too (deleted_entry
+                    # without an index entry): an untracked file there would be
+                    # removed, so verify_absent.
+                    self.staged_gone.append(path)
+                continue
+            if te is None and cur is not None and cur.mode != S_IFGITLINK:
+                # deleted_entry's verify_absent_if_directory: a directory took
+                # the leaving file's place; untracked files in it would be lost
+                # (check_ok_to_remove: unless the directory is excluded). A
+                # directory without any is still a change (verify_uptodate, below).
+                st = wt.lstat(path)
+                if (st is not None and stat_mod.S_ISDIR(st.st_mode) and not self.ignored(path)
+                        and wt.untracked_below(path, self.tracked, self.ignored_in_subdir)):
+                    self.lose_dirs.append(path)
+                    continue
+            if cur is not None and cur.mode != S_IFGITLINK and self.modified(cur):
+                if not (te is not None and _file_is(te, top + path, wt.lstat(path), self.hash_name,
+                                                    self.to_worktree, self.core)):
+                    self.not_uptodate.append(path)
+                    continue
+                self.same_nu.append(path)
+            if te is None:
+                plan.remove.append(path)
+                continue
+            plan.entries[path] = te
+            plan.write.append(te)
+
+    def verify_absent(self) -> None:
+        """``verify_absent``: the new paths must not land on untracked files."""
+        wt, ignored = self.wt, self.ignored
+        for e in self.plan.write:
+            path = e.name
+            if path in self.old:
+                continue
+            # check_leading_path first (verify_absent_1): below a symlink or a
+            # file the path is absent, whatever an lstat through it would find
+            # (outside the work tree, maybe); only that leading path is in the way.
+            lead = wt.leading_file(path)
+            if lead is not None:
+                if lead not in self.tracked and not ignored(lead):
+                    self.untracked.append(lead)
+                    self.leads.add(lead)
+                continue
             st = wt.lstat(path)
-            if (st is not None and stat_mod.S_ISDIR(st.st_mode) and not ignored(path)
-                    and wt.untracked_below(path, tracked, ignored_in_subdir)):
-                lose_dirs.append(path)
-                continue
-        if cur is not None and cur.mode != S_IFGITLINK and modified(cur):
-            if not (te is not None and _file_is(te, top + path, wt.lstat(path), hash_name, to_worktree, core)):
-                not_uptodate.append(path)
-                continue
-            same_nu.append(path)
-        if te is None:
-            plan.remove.append(path)
-            continue
-        plan.entries[path] = te
-        plan.write.append(te)
+            if st is not None:
+                if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
+                    if e.mode == S_IFGITLINK:
+                        continue
+                    # verify_clean_subdirectory checks the tracked files below
+                    # first: one with local changes is the error, not the dir.
+                    if any(p.startswith(path + b"/") for p in self.not_uptodate):
+                        continue
+                    if ignored(path):
+                        continue  # check_ok_to_remove: an excluded directory goes, contents and all
+                    lost = wt.untracked_below(path, self.tracked, self.ignored_in_subdir)
+                    if lost:
+                        self.lose_dirs.append(path)
+                elif not ignored(path):
+                    same = _file_is(e, self.top + path, st, self.hash_name, self.to_worktree, self.core)
+                    (self.same_un if same else self.untracked).append(path)
 
-    # verify_absent: the new paths must not land on untracked files.
-    for e in plan.write:
-        path = e.name
-        if path in old:
-            continue
-        # check_leading_path first (verify_absent_1): below a symlink or a
-        # file the path is absent, whatever an lstat through it would find
-        # (outside the work tree, maybe); only that leading path is in the way.
-        lead = wt.leading_file(path)
-        if lead is not None:
-            if lead not in tracked and not ignored(lead):
-                untracked.append(lead)
-                leads.add(lead)
-            continue
-        st = wt.lstat(path)
-        if st is not None:
-            if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
-                if e.mode == S_IFGITLINK:
-                    continue
-                # verify_clean_subdirectory checks the tracked files below
-                # first: one with local changes is the error, not the dir.
-                if any(p.startswith(path + b"/") for p in not_uptodate):
-                    continue
-                if ignored(path):
-                    continue  # check_ok_to_remove: an excluded directory goes, contents and all
-                lost = wt.untracked_below(path, tracked, ignored_in_subdir)
-                if lost:
-                    lose_dirs.append(path)
-            elif not ignored(path):
-                (same_un if _file_is(e, top + path, st, hash_name, to_worktree, core) else untracked).append(path)
-    for path in staged_gone:
-        lead = wt.leading_file(path)
-        if lead is not None:
-            if lead not in tracked and not ignored(lead):
-                untracked_removed.append(lead)
-                leads_removed.add(lead)
-            continue
-        st = wt.lstat(path)
-        if st is None or ignored(path):
-            continue
-        if stat_mod.S_ISDIR(st.st_mode):
-            if wt.untracked_below(path, tracked, ignored_in_subdir):
-                lose_dirs.append(path)
-        else:
-            untracked_removed.append(path)
-    if overwrite or not_uptodate or lose_dirs or untracked or untracked_removed:
+    def verify_absent_removed(self) -> None:
+        """``verify_absent`` for the staged deletions the target keeps deleted."""
+        wt = self.wt
+        for path in self.staged_gone:
+            lead = wt.leading_file(path)
+            if lead is not None:
+                if lead not in self.tracked and not self.ignored(lead):
+                    self.untracked_removed.append(lead)
+                    self.leads_removed.add(lead)
+                continue
+            st = wt.lstat(path)
+            if st is None or self.ignored(path):
+                continue
+            if stat_mod.S_ISDIR(st.st_mode):
+                if wt.untracked_below(path, self.tracked, self.ignored_in_subdir):
+                    self.lose_dirs.append(path)
+            else:
+                self.untracked_removed.append(path)
+
+    def refuse(self) -> None:
+        """``display_error_msgs``: raise PlanError with every refusal, grouped by kind."""
+        overwrite, not_uptodate, lose_dirs = self.overwrite, self.not_uptodate, self.lose_dirs
+        untracked, untracked_removed = self.untracked, self.untracked_removed
+        if not (overwrite or not_uptodate or lose_dirs or untracked or untracked_removed):
+            return
         # Refused anyway: the files that already hold the target's bytes are
         # listed too, as git lists them (the leniency is for a switch that
         # would otherwise go ahead).
-        not_uptodate += same_nu
-        untracked += same_un
+        not_uptodate += self.same_nu
+        untracked += self.same_un
         # git stops at the first error of a directory/file pair and never
         # looks below it: no errors for paths under a refused path. (A
         # leading file in the way of a deeper path is no entry of its own:
         # unpack_trees still descends there.)
-        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | (set(untracked) - leads)
-                   | (set(untracked_removed) - leads_removed))
+        refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | (set(untracked) - self.leads)
+                   | (set(untracked_removed) - self.leads_removed))
         # A leading file refused as an entry of its own (its deletion) is
         # not refused again for the deeper path git then never visits.
-        untracked = [p for p in untracked if p not in leads or p not in refused]
+        untracked = [p for p in untracked if p not in self.leads or p not in refused]
 
         def first(paths: list[bytes]) -> list[bytes]:
             out = []
@@ -436,7 +486,6 @@ def plan_switch(
                   (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked)),
                   (ERROR_WOULD_LOSE_UNTRACKED_REMOVED, first(untracked_removed))]
         raise PlanError([(h, p) for h, p in groups if p])
-    return plan
 
 
 def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, to_worktree,

@@ -20,29 +20,20 @@ Where git differs, and why we do not:
   unreadable blob; we refuse before anything is touched, naming the first
   object (exit 128, as git's ``die``).
 
-The fetch goes through dulwich's client (``git://``, ``ssh://``,
-``http(s)://``), protocol v2 with a ``filter`` line and ``want`` lines of
-object ids that no ref names (v2's upload-pack serves any object it has; a
-v0 server needs ``uploadpack.allowAnySHA1InWant``). dulwich's
-``fetch_pack`` lists refs first, which git skips when it fetches bare
-object ids, so a lazy fetch sends its v2 ``fetch`` command itself over
-dulwich's connection (:func:`_fetch_v2_by_id`): the same round trips as
-git's. A fetched pack is indexed as ``index-pack`` does it
-(:func:`_new_pack`). dulwich's local client ignores filters, so a
-``file://`` remote (or a path) is read here directly through dulwich's
-object store, with the same object selection as upload-pack
-(:func:`select_objects`).
+The fetch itself is :mod:`fetch_pack` (protocol v2 over dulwich's client,
+``index-pack --promisor``), and the objects a filter leaves out of a local
+source are chosen by :mod:`list_objects_filter`, as upload-pack does.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import time
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
-from .checkout import CheckoutError
+from .errors import CheckoutError, CloneError
+from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects
+from .list_objects_filter import parse_filter
 from .parse import git_parse_maybe_bool
 
 __all__ = [
@@ -50,11 +41,9 @@ __all__ = [
     "PromisorRemote",
     "clone_partial",
     "expand_filter",
-    "fetch_objects",
     "has_promisor_remote",
     "is_partial",
     "missing_objects",
-    "parse_filter",
     "prefetch",
     "prefetch_attributes",
     "prefetch_blobs",
@@ -62,17 +51,10 @@ __all__ = [
     "prefetch_trees",
     "promisor_remotes",
     "register_partial_clone",
-    "select_objects",
-    "write_promisor_pack",
 ]
 
-OBJ_COMMIT, OBJ_TREE, OBJ_BLOB, OBJ_TAG = 1, 2, 3, 4
 S_IFGITLINK = 0o160000
 S_IFDIR = 0o040000
-#: The filter of every lazy fetch (promisor-remote.c: fetch_objects).
-PREFETCH_FILTER = b"blob:none"
-#: What a clone lists and fetches (``ref-prefix`` lines, as git's clone sends).
-CLONE_REF_PREFIXES = (b"HEAD", b"refs/heads/", b"refs/tags/")
 
 
 class PromisorError(CheckoutError):
@@ -82,10 +64,6 @@ class PromisorError(CheckoutError):
     def __init__(self, message: str, code: int = 128) -> None:
         super().__init__(f"fatal: {message}", code)
         self.reason = message
-
-
-class _Failed(Exception):
-    """A fetch that failed; the reason, for :class:`PromisorError`'s line."""
 
 
 class PromisorRemote:
@@ -192,503 +170,6 @@ def missing_objects(store, oids: Iterable[bytes], has: Callable[[bytes], bool] |
         if not has(oid):
             out.append(oid)
     return out
-
-
-# --- choosing objects, as upload-pack does for a filter ------------------------
-
-
-def parse_filter(spec: str) -> tuple[str, int]:
-    """``list-objects-filter-options.c``: ("blob:none"|"blob:limit"|"tree", n).
-
-    Only the forms a partial clone of ours supports; anything else raises
-    :class:`ValueError` with git's wording."""
-    s = spec.strip()
-    if s == "blob:none":
-        return "blob:limit", 0
-    if s.startswith("blob:limit="):
-        n = _size(s[len("blob:limit="):])
-        if n is None:
-            raise ValueError(f"invalid filter-spec '{spec}'")
-        return "blob:limit", n
-    if s.startswith("tree:"):
-        try:
-            depth = int(s[len("tree:"):])
-        except ValueError:
-            raise ValueError("expected 'tree:<depth>'") from None
-        if depth < 0:
-            raise ValueError("expected 'tree:<depth>'")
-        return "tree", depth
-    raise ValueError(f"invalid filter-spec '{spec}'")
-
-
-def _size(text: str) -> int | None:
-    """``git_parse_ulong``: a number with an optional k, m or g."""
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    t = text.strip().lower()
-    mult = units.get(t[-1:], 1)
-    if t[-1:] in units:
-        t = t[:-1]
-    return int(t) * mult if t.isdigit() else None
-
-
-def select_objects(store, wants: list[bytes], haves: set[bytes], filter_spec: str | None) -> list[bytes]:
-    """What ``upload-pack`` sends for ``wants`` (hex ids) under a filter
-    (``list-objects.c`` with ``list-objects-filter.c``): commits and tags
-    reachable from the wants, their trees unless ``tree:0``, blobs under
-    ``blob:limit`` (``blob:none`` is a limit of 0: blobs smaller than the
-    limit are sent). Objects named in a want are always sent. ``haves``:
-    objects not to send (and not to walk below). Hex ids, in walk order."""
-    kind, n = parse_filter(filter_spec) if filter_spec else ("", 0)
-    out: list[bytes] = []
-    seen: set[bytes] = set(haves)
-    commits: list[bytes] = []
-    explicit = set(wants)
-
-    def blob_ok(oid: bytes) -> bool:
-        if oid in explicit or kind == "":
-            return True
-        if kind == "tree":
-            return False
-        _t, raw = store.get_raw(oid)
-        return len(raw) < n
-
-    def add_tree(tree: bytes, depth: int) -> None:
-        from dulwich.objects import parse_tree
-
-        stack = [(tree, depth)]
-        while stack:
-            t, d = stack.pop()
-            if t in seen:
-                continue
-            if kind == "tree" and d >= n and t not in explicit:
-                continue
-            seen.add(t)
-            out.append(t)
-            _type, raw = store.get_raw(t)
-            for _name, mode, sha in parse_tree(raw, store.object_format.oid_length):
-                if mode & 0o170000 == S_IFDIR:
-                    stack.append((sha, d + 1))
-                elif mode & 0o170000 != S_IFGITLINK and sha not in seen and blob_ok(sha):
-                    seen.add(sha)
-                    out.append(sha)
-
-    for w in wants:
-        if w in seen:
-            continue
-        obj_type, _raw = store.get_raw(w)
-        obj = w
-        while obj_type == OBJ_TAG:
-            seen.add(obj)
-            out.append(obj)
-            obj = store[obj].object[1]
-            obj_type, _raw = store.get_raw(obj)
-        if obj_type == OBJ_COMMIT:
-            commits.append(obj)
-        elif obj_type == OBJ_TREE:
-            add_tree(obj, 0)
-        elif obj not in seen:
-            seen.add(obj)
-            out.append(obj)
-    trees: list[bytes] = []
-    while commits:
-        c = commits.pop()
-        if c in seen:
-            continue
-        seen.add(c)
-        out.append(c)
-        commit = store[c]
-        trees.append(commit.tree)
-        commits.extend(p for p in commit.parents if p not in seen)
-    for t in trees:
-        add_tree(t, 0)
-    return out
-
-
-# --- fetching -------------------------------------------------------------------
-
-
-def _local_path(url: str) -> str | None:
-    """The repository a ``file://`` URL or a path names, else None."""
-    if url.startswith("file://"):
-        return url[len("file://"):]
-    if "://" in url:
-        return None
-    colon, slash = url.find(":"), url.find("/")
-    if colon != -1 and (slash == -1 or colon < slash):
-        return None  # scp-like host:path
-    return url
-
-
-class _NoHaves:
-    """A graph walker that offers nothing (``fetch.negotiationAlgorithm=noop``)."""
-
-    shallow: set[bytes] = set()
-
-    def __next__(self):
-        return None
-
-    next = __next__
-
-    def ack(self, sha) -> None:
-        pass
-
-
-class _Received:
-    """Counts what arrives, for the progress line (redrawn at most every
-    half second, as ``progress.c`` throttles)."""
-
-    def __init__(self, f, show: Callable[[int], None] | None) -> None:
-        self.f = f
-        self.bytes = 0
-        self.show = show
-        self._last = 0.0
-
-    def write(self, data: bytes) -> int:
-        self.f.write(data)
-        self.bytes += len(data)
-        if self.show is not None:
-            now = time.monotonic()
-            if now - self._last >= 0.5:
-                self._last = now
-                self.show(self.bytes)
-        return len(data)
-
-
-def _human(n: int) -> str:
-    """``strbuf_humanise_bytes``."""
-    if n > 1 << 30:
-        return f"{n / (1 << 30):.2f} GiB"
-    if n > 1 << 20:
-        return f"{n / (1 << 20):.2f} MiB"
-    if n > 1 << 10:
-        return f"{n / (1 << 10):.2f} KiB"
-    return f"{n} bytes"
-
-
-def fetch_objects(
-    store,
-    url: str,
-    wants: list[bytes] | Callable[[dict], list[bytes]],
-    *,
-    filter_spec: bytes | None = PREFETCH_FILTER,
-    config=None,
-    err: TextIO | None = None,
-    refs: dict[bytes, bytes] | None = None,
-) -> tuple[object, dict]:
-    """Fetch ``wants`` (hex ids) from ``url`` into ``store`` as one promisor
-    pack. ``wants`` may be a function of the remote's refs (a clone: all of
-    them are listed then, and ``refs`` is filled with what the ``.promisor``
-    file lists, as ``index-pack --promisor`` does for a clone); a lazy fetch
-    leaves that file empty. ``err``: progress is written there ("remote:
-    ..." lines and "Receiving objects"), None for quiet.
-
-    Returns (the pack or None when nothing came, (refs, symrefs) the remote
-    listed).
-    Raises :class:`_Failed` (its reason) on any failure; nothing is left
-    in the object store then.
-    """
-    f, commit, abort = _new_pack(store)
-    received = _Received(f, None)
-    if err is not None:
-        received.show = lambda n: err.write(f"Receiving objects: {_human(n)}\r")
-    listed: tuple[dict, dict] = ({}, {})
-    try:
-        local = _local_path(url)
-        if local is not None:
-            listed = _fetch_local(local, wants, filter_spec, received)
-        else:
-            listed = _fetch_remote(url, wants, filter_spec, config, received, err)
-    except BaseException as e:
-        abort()
-        if isinstance(e, Exception) and not isinstance(e, _Failed):
-            raise _Failed(_reason(e)) from e
-        raise
-    try:
-        pack = commit()
-    except Exception as e:  # a pack that does not index (truncated, corrupt)
-        abort()
-        if isinstance(e, _Failed):
-            raise
-        raise _Failed(f"the pack received is not valid: {_reason(e)}") from e
-    if err is not None and received.bytes:
-        n = len(pack) if pack is not None else 0
-        err.write(f"Receiving objects: 100% ({n}/{n}), {_human(received.bytes)}, done.\n")
-    if pack is not None:
-        if refs is None and not callable(wants) and len(pack) >= _unpack_limit(config):
-            # fetch-pack keeps a pack of at least fetch.unpackLimit objects
-            # itself, and its .promisor lists what was sought (ids as names).
-            refs = {w: w for w in sorted(wants)}
-        write_promisor_pack(pack, refs)
-    return pack, listed
-
-
-def _new_pack(store):
-    """dulwich's ``add_pack`` (a temporary file in ``objects/pack``; commit
-    indexes it and moves it in; abort removes it), landed as ``index-pack``
-    does: every object inflated and hashed once for the index, the pack's
-    checksum verified. dulwich's own commit then inflates and parses every
-    object a second time, which doubles the cost of a large clone; a thin
-    pack (which we never ask for) still goes through dulwich's path, which
-    completes it."""
-    import tempfile
-
-    from dulwich.object_store import PACK_MODE
-    from dulwich.pack import PackData, PackIndexer
-
-    fd, path = tempfile.mkstemp(dir=store.pack_dir, prefix="tmp_pack_", suffix=".pack")
-    f = os.fdopen(fd, "w+b")
-    os.chmod(path, PACK_MODE)
-
-    def commit():
-        if f.tell() == 0:
-            abort()
-            return None
-        f.flush()
-        f.seek(0)
-        with PackData(path, file=f, object_format=store.object_format) as pd:
-            indexer = PackIndexer.for_pack_data(pd, resolve_ext_ref=store.get_raw)
-            entries, ext_refs = store._index_pack(indexer, len(pd))
-        if ext_refs:
-            return store._complete_pack(f, path, entries, ext_refs)
-        return _move_in(store, f, path, entries)
-
-    def abort():
-        f.close()
-        try:
-            os.remove(path)
-        except FileNotFoundError:
-            pass
-
-    return f, commit, abort
-
-
-def _move_in(store, f, path: str, entries: list):
-    """The end of ``_complete_pack`` without its second pass: checksum
-    checked, pack renamed to ``pack-<hash>.pack``, index written, pack
-    added to the store's list."""
-    from dulwich.file import GitFile
-    from dulwich.object_store import PACK_MODE
-    from dulwich.pack import Pack, compute_file_sha, write_pack_index
-
-    fmt = store.object_format
-    f.seek(-fmt.oid_length, os.SEEK_END)
-    trailer = f.read(fmt.oid_length)
-    if compute_file_sha(f, hash_func=fmt.hash_func, end_ofs=-fmt.oid_length).digest() != trailer:
-        f.close()
-        os.remove(path)
-        raise _Failed("the pack received is corrupt (bad checksum)")
-    f.close()
-    entries.sort()
-    base = store._get_pack_basepath(entries)
-    for pack in store.packs:
-        if pack.name() == os.path.basename(base)[len("pack-"):].encode("ascii"):
-            os.remove(path)  # the same objects are packed already
-            return pack
-    os.rename(path, base + ".pack")
-    with GitFile(base + ".idx", "wb", mask=PACK_MODE) as idx:
-        write_pack_index(idx, entries, trailer, version=store.pack_index_version)
-    pack = Pack(base, object_format=fmt)
-    store._add_cached_pack(os.path.basename(base), pack)
-    return pack
-
-
-def _unpack_limit(config) -> int:
-    """``fetch.unpackLimit``, else ``transfer.unpackLimit``, else 100."""
-    for section in (b"fetch", b"transfer"):
-        try:
-            value = config.get((section,), b"unpacklimit") if config is not None else None
-        except KeyError:
-            continue
-        try:
-            n = int(value)
-        except (TypeError, ValueError):
-            continue
-        if n >= 0:
-            return n
-    return 100
-
-
-def _reason(e: Exception) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text
-
-
-def _fetch_local(path: str, wants, filter_spec: bytes | None, out) -> tuple[dict, dict]:
-    from dulwich.pack import write_pack_from_container
-    from dulwich.repo import Repo
-
-    try:
-        src = Repo(path)
-    except Exception as e:  # noqa: BLE001 - not a repository, gone
-        raise _Failed(f"'{path}' does not appear to be a git repository") from e
-    try:
-        store = src.object_store
-        refs: dict = {}
-        symrefs: dict = {}
-        if callable(wants):
-            refs = {k: v for k, v in src.get_refs().items()
-                    if k == b"HEAD" or k.startswith((b"refs/heads/", b"refs/tags/"))}
-            chain, _ = src.refs.follow(b"HEAD")
-            if len(chain) > 1:
-                symrefs[b"HEAD"] = chain[1]
-            wants = wants(refs)
-        try:
-            ids = select_objects(store, wants, set(), filter_spec.decode() if filter_spec else None)
-        except KeyError as e:
-            raise _Failed(f"upload-pack: not our ref {_hexof(e)}") from None
-        write_pack_from_container(out.write, store, [(o, None) for o in ids], store.object_format)
-    finally:
-        src.close()
-    return refs, symrefs
-
-
-def _hexof(e: KeyError) -> str:
-    arg = e.args[0] if e.args else b""
-    if isinstance(arg, bytes):
-        return (arg if len(arg) in (40, 64) else arg.hex().encode()).decode()
-    return str(arg)
-
-
-def _fetch_remote(url: str, wants: list[bytes], filter_spec: bytes | None, config, out,
-                  err: TextIO | None) -> dict:
-    from dulwich.client import get_transport_and_path
-
-    client, path = get_transport_and_path(url, config=config, thin_packs=False, quiet=err is None)
-    listed: dict = {}
-
-    def determine_wants(refs, depth=None):
-        listed.update(refs)
-        if callable(wants):
-            return wants(refs)
-        return list(wants)
-
-    def progress(data: bytes) -> None:
-        if err is not None:
-            for piece in data.replace(b"\r", b"\r\0").split(b"\0"):
-                if piece:
-                    err.write("remote: " + piece.decode("utf-8", "replace"))
-
-    # A server without filter support gets the wants alone (objects named
-    # are sent whole anyway); dulwich's warning would make a second line.
-    log = logging.getLogger("dulwich.client")
-    level = log.level
-    log.setLevel(logging.ERROR)
-    try:
-        if not callable(wants) and _fetch_v2_by_id(client, path, list(wants), filter_spec, out.write,
-                                                   progress if err is not None else None):
-            return listed, {}
-        result = client.fetch_pack(path, determine_wants, _NoHaves(), out.write,
-                                   progress=progress if err is not None else None, filter_spec=filter_spec,
-                                   ref_prefix=list(CLONE_REF_PREFIXES) if callable(wants) else [b"HEAD"])
-    finally:
-        log.setLevel(level)
-    return listed, dict(result.symrefs or {})
-
-
-def _fetch_v2_by_id(client, path, wants: list[bytes], filter_spec: bytes | None, pack_data, progress) -> bool:
-    """A protocol v2 ``fetch`` of object ids without listing refs first, as
-    git's lazy fetch goes (one round trip where dulwich's ``fetch_pack``
-    makes two), over a connection dulwich opens (``git://``, ``ssh://``,
-    or a local ``git-upload-pack``): ``command=fetch``, ``ofs-delta``,
-    ``filter``, the ``want`` lines and ``done``, then dulwich reads the
-    packfile section; over smart HTTP see :func:`_fetch_v2_by_id_http`.
-    False when the client is another kind or the server does not answer
-    in v2; the caller then uses ``fetch_pack`` (a v0 server then needs
-    ``uploadpack.allowAnySHA1InWant``, and ignores the filter)."""
-    from dulwich import client as dc
-
-    if isinstance(client, dc.AbstractHttpGitClient) and wants:
-        return _fetch_v2_by_id_http(client, path, wants, filter_spec, pack_data, progress)
-    if not isinstance(client, dc.TraditionalGitClient) or not wants:
-        return False
-    proto, can_read, stderr = client._connect(b"upload-pack", path, 2)
-    with proto:
-        try:
-            version = dc.negotiate_protocol_version(proto)
-        except dc.HangupException as e:
-            raise dc._remote_error_from_stderr(stderr) from e
-        if version != 2:
-            return False  # (the connection is closed) a v0 server: dulwich's fetch_pack
-        caps = dc.read_server_capabilities(proto.read_pkt_seq())
-        client.protocol_version = 2
-        negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
-        for pkt in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)):
-            proto.write_pkt_line(pkt)
-        proto.write(b"0001")
-        proto.write(_fetch_request_args(dc, negotiated, filter_spec, progress))
-        walker = _NoHaves()
-        dc._handle_upload_pack_head(proto, list(negotiated), walker, wants, can_read, depth=None,
-                                    protocol_version=2)
-        proto.shutdown_write()
-        dc._handle_upload_pack_tail(proto, negotiated, walker, pack_data, progress, protocol_version=2)
-    return True
-
-
-def _fetch_request_args(dc, negotiated, filter_spec, progress) -> bytes:
-    """The arguments of a v2 ``fetch`` before the wants (fetch-pack.c's order)."""
-    from dulwich.protocol import pkt_line
-
-    out = pkt_line(b"ofs-delta\n")
-    if progress is None:
-        out += pkt_line(b"no-progress\n")
-    if filter_spec and dc.find_capability(list(negotiated), dc.CAPABILITY_FETCH, dc.CAPABILITY_FILTER):
-        out += pkt_line(b"filter %s\n" % filter_spec)
-    return out
-
-
-def _fetch_v2_by_id_http(client, path, wants: list[bytes], filter_spec, pack_data, progress) -> bool:
-    """:func:`_fetch_v2_by_id` over smart HTTP: the capability advertisement
-    (``GET info/refs``) and one ``POST`` of the fetch command, as git's
-    lazy fetch makes (dulwich's ``fetch_pack`` adds a ``POST`` of
-    ``ls-refs``). False, after the ``GET`` only, when the server does not
-    answer in v2."""
-    from io import BytesIO
-    from urllib.parse import urljoin
-
-    from dulwich import client as dc
-    from dulwich.protocol import Protocol
-
-    url = client._get_url(path)
-    resp, read = client._http_request(urljoin(url, "info/refs?service=git-upload-pack"),
-                                      {"Accept": "*/*", "Git-Protocol": "version=2"})
-    try:
-        if resp.content_type is None or not resp.content_type.startswith("application/x-git-"):
-            return False  # a dumb server: dulwich's own path
-        proto = Protocol(read, lambda data: None)
-        if dc.negotiate_protocol_version(proto) != 2:
-            return False
-        caps = dc.read_server_capabilities(proto.read_pkt_seq())
-    finally:
-        resp.close()
-    client.protocol_version = 2
-    negotiated, _symrefs, _agent = client._negotiate_upload_pack_capabilities(caps)
-    body = b"".join(dc.pkt_line(p) for p in dc.build_fetch_request_v2(dc.extract_object_format_from_capabilities(caps)))
-    body += b"0001" + _fetch_request_args(dc, negotiated, filter_spec, progress)
-    req = BytesIO()
-    walker = _NoHaves()
-    dc._handle_upload_pack_head(Protocol(None, req.write), list(negotiated), walker, wants, can_read=None,
-                                depth=None, protocol_version=2)
-    resp, read = client._smart_request("git-upload-pack", url, body + req.getvalue())
-    try:
-        resp_proto = Protocol(read, None)
-        dc._read_shallow_updates_v2(resp_proto)
-        dc._handle_upload_pack_tail(resp_proto, negotiated, walker, pack_data, progress, protocol_version=2,
-                                    http_request=client._http_request)
-    finally:
-        resp.close()
-    return True
-
-
-def write_promisor_pack(pack, refs: dict[bytes, bytes] | None) -> str:
-    """``write_promisor_file``: ``<pack>.promisor`` beside the pack, empty
-    for a lazy fetch, ``<oid> <ref>`` lines for a clone; mode 0600 as git's."""
-    base = pack._basename if hasattr(pack, "_basename") else pack._data_path[: -len(".pack")]
-    path = base + ".promisor"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        for name, oid in (refs or {}).items():
-            f.write(oid + b" " + name + b"\n")
-    return path
 
 
 # --- the checkout's side ------------------------------------------------------------
@@ -854,7 +335,6 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
     from dulwich.config import ConfigFile
     from dulwich.repo import Repo
 
-    from .clone import CloneError
     from .config import read_config
     from .odb import discover
 

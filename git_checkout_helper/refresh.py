@@ -11,7 +11,7 @@ diff-files`` says nothing of them), and the checks that follow see them up
 to date without reading them again.
 
 ``-f`` does not refresh: ``oneway_merge`` with ``reset`` rewrites every
-entry whose stat data does not match (``reset_needs_update``).
+entry whose stat data does not match (``plan.reset_needs_update``).
 
 Writing the index then smudges the racily clean entries
 (``smudge_racily_clean``), whatever the operation.
@@ -27,7 +27,7 @@ from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, Entry, is_racy_stat
 from .plan import type_matches, worktree_matches
 
-__all__ = ["refresh_entries", "reset_needs_update"]
+__all__ = ["refresh_entries", "smudge_racily_clean"]
 
 
 def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
@@ -50,22 +50,6 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
             continue  # ie_modified: DATA_CHANGED with a known size is a change, content unread
         if worktree_matches(e, top + path, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git):
             e.fill_stat(st)
-
-
-def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_name: str,
-                       to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
-                       to_git: Callable[[Entry, bytes], bytes | None] | None = None,
-                       core: CoreSettings = DEFAULT_CORE) -> bool:
-    """``oneway_merge``'s ``ie_match_stat`` for an entry the target keeps:
-    rewritten unless its stat data (type, exec bit, times, inode, size)
-    still match, and, when racy, its content too."""
-    if st is None:
-        return True
-    if e.mode == S_IFGITLINK:
-        return not stat_mod.S_ISDIR(st.st_mode)
-    if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
-        return True
-    return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
 
 
 def smudge_racily_clean(entries: list[Entry], top: bytes, hash_name: str,

@@ -19,8 +19,8 @@ Mirrors:
   also a file when paths follow.
 * ``branch.c:create_branch`` / ``setup_tracking`` for ``-b``/``-B``/``-t``
   (reflog ``branch: Created from <start>``/``Reset to``, upstream config
-  and git's "set up to track" line), and the ``--orphan``/``--detach``
-  parts of ``update_refs_for_switch``.
+  and git's "set up to track" line); ``checkout/switch.py``'s
+  ``update_refs_for_switch`` calls them after the work tree.
 """
 
 from __future__ import annotations
@@ -365,6 +365,21 @@ def _advice(repo: Repository, key: bytes) -> bool:
         return True
 
 
+def _tracked_branch_name(args: list[str]) -> str:
+    """checkout_main's ``--track`` without ``-b``: the branch name from the
+    remote-tracking one the first argument names."""
+    if not args or args[0] == "--":
+        raise Fatal("--track needs a branch name")
+    a = args[0]
+    for p in ("refs/", "remotes/"):
+        if a.startswith(p):
+            a = a[len(p):]
+    slash = a.find("/")
+    if slash == -1 or slash == len(a) - 1:
+        raise Fatal("missing branch name; try -b")
+    return a[slash + 1:]
+
+
 def parse_checkout_args(repo: Repository, args: list[str], bo: BranchOptions, cwd: str,
                         quiet: bool, err) -> Target:
     """``parse_branchname_arg`` and what checkout_main does around it.
@@ -373,17 +388,7 @@ def parse_checkout_args(repo: Repository, args: list[str], bo: BranchOptions, cw
     (128) or RevisionError (1, "pathspec did not match") as git would.
     """
     if bo.new_branch is None and bo.track not in (None, "no"):
-        # --track without -b: the branch name from the remote-tracking one.
-        if not args or args[0] == "--":
-            raise Fatal("--track needs a branch name")
-        a = args[0]
-        for p in ("refs/", "remotes/"):
-            if a.startswith(p):
-                a = a[len(p):]
-        slash = a.find("/")
-        if slash == -1 or slash == len(a) - 1:
-            raise Fatal("missing branch name; try -b")
-        bo.new_branch = a[slash + 1:]
+        bo.new_branch = _tracked_branch_name(args)
     t = Target()
     if not args:
         return t
@@ -640,62 +645,6 @@ def _write_head_symref(repo: Repository, ref: bytes) -> None:
     finally:
         os.close(fd)
     os.rename(lock, path)
-
-
-def update_refs_for_switch(repo: Repository, t: Target, bo: BranchOptions, quiet: bool,
-                           old_branch: bytes | None, old_commit: bytes | None, new_commit: bytes,
-                           exists: bool, out, err) -> None:
-    """``switch_branches`` after the work tree: the orphaned-commit warning,
-    ``update_refs_for_switch`` (new branch, HEAD and its reflog, messages)
-    and ``report_tracking``."""
-    from .checkout.switch import DETACHED_HEAD_ADVICE, _advice_enabled, _oneline, _orphaned_commit_warning
-
-    if not quiet and old_branch is None and old_commit is not None and new_commit != old_commit:
-        _orphaned_commit_warning(err, repo, old_commit, new_commit)
-    name, path = t.name or "HEAD", t.path
-    created = False
-    if bo.new_branch is not None:
-        if not bo.orphan:
-            start = t.name or "HEAD"
-            upstream = tracking_upstream(repo, start, t.dwim_from or start_ref_of(repo, start), bo.track)
-            create_branch(repo, bo.new_branch, start, new_commit, bo.force, exists)
-            setup_tracking(repo, bo.new_branch, upstream, quiet, out)
-        created = not exists
-        name, path = bo.new_branch, b"refs/heads/" + bo.new_branch.encode()
-    if old_branch is not None:
-        old_desc = old_branch[len(b"refs/heads/"):].decode() if old_branch.startswith(b"refs/heads/") \
-            else old_branch.decode()
-    elif old_commit is not None:
-        old_desc = old_commit.decode()
-    else:
-        old_desc = "(invalid)"
-    msg = repo.environ.get("GIT_REFLOG_ACTION") or f"checkout: moving from {old_desc} to {name}"
-    if name == "HEAD" and path is None and not bo.detach:
-        pass  # nothing to do
-    elif bo.detach or path is None:
-        if not (old_branch is None and old_commit == new_commit):  # an unchanged ref is not logged
-            repo.update_head(new_commit, None, msg.encode())
-        if not quiet:
-            if old_branch is not None and _advice_enabled(repo, b"detachedhead") and not bo.detach:
-                err.write(DETACHED_HEAD_ADVICE.format(rev=name))
-            err.write(f"HEAD is now at {_oneline(repo, new_commit)}\n")
-    else:
-        if bo.orphan:
-            _write_head_symref(repo, path)  # an unborn branch: no reflog line (no value to log)
-        else:
-            repo.update_head(new_commit, path, msg.encode())
-        if not quiet:
-            if old_branch is not None and path == old_branch:
-                err.write(f"Reset branch '{name}'\n" if bo.force else f"Already on '{name}'\n")
-            elif bo.new_branch is not None:
-                err.write(f"Switched to and reset branch '{name}'\n" if exists
-                          else f"Switched to a new branch '{name}'\n")
-            else:
-                err.write(f"Switched to branch '{name}'\n")
-    if not quiet and (path is not None or (not bo.detach and name == "HEAD")) and not created:
-        tracked = path if path is not None else old_branch
-        if tracked is not None:
-            out.write(repo.tracking_info(tracked) or "")
 
 
 # --- abbreviated ids -----------------------------------------------------------------

@@ -9,8 +9,8 @@ collision records git's tests grep for), ``child_start`` and ``child_exit``.
 Each event is one ``write()`` to an ``O_APPEND`` descriptor, so lines from the
 coordinator and its helpers interleave whole, as git's do.
 
-The targets are handed in by the CLI layer; this module never reads the
-environment itself.
+The targets are handed in by the CLI layer (``Trace2.from_env`` takes its
+environment as a parameter); this module never reads ``os.environ`` itself.
 """
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ class Trace2:
         self._normal = _open_target(normal_target, self.sid)
         self._t0 = time.monotonic()
         self._next_child = 0
+
+    @classmethod
+    def from_env(cls, env) -> Trace2:
+        """The session ``GIT_TRACE2_EVENT``, ``GIT_TRACE2`` and
+        ``GIT_TRACE2_PARENT_SID`` in ``env`` ask for (the CLI layer's environment)."""
+        return cls(env.get("GIT_TRACE2_EVENT"), env.get("GIT_TRACE2"), env.get("GIT_TRACE2_PARENT_SID"))
 
     @property
     def enabled(self) -> bool:

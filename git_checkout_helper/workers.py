@@ -58,7 +58,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, pkt_line
 from .wire import (
@@ -183,7 +183,7 @@ class ForkedHelper:
     coordinator's code (``os._exit``).
     """
 
-    def __init__(self, entry: Callable[[list[str]], int], args: list[str], cwd: str,
+    def __init__(self, entry: Callable[[list[str], MutableMapping[str, str]], int], args: list[str], cwd: str,
                  env: dict[str, str] | None) -> None:
         r_in, w_in = os.pipe()
         r_out, w_out = os.pipe()
@@ -206,7 +206,7 @@ class ForkedHelper:
                     os.environ.update(env)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                code = entry(args)
+                code = entry(args, os.environ)  # this child's environment, as an exec'd helper's
             except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code
                 pass
             finally:
@@ -264,9 +264,9 @@ class HelperPool:
 
     def __init__(self, argv: list[str], n: int, *, cwd: str, env: dict[str, str] | None, trace=None,
                  trace_argv: list[str] | None = None,
-                 fork_entry: Callable[[list[str]], int] | None = None) -> None:
+                 fork_entry: Callable[[list[str], MutableMapping[str, str]], int] | None = None) -> None:
         """Start ``n`` helpers: ``argv`` exec'd, or, with ``fork_entry``, forked
-        children running ``fork_entry(argv)`` (see :class:`ForkedHelper`).
+        children running ``fork_entry(argv, env)`` (see :class:`ForkedHelper`).
         ``trace_argv`` is what trace2's ``child_start`` shows (git shows
         ``git checkout--worker``; ours is ``git checkout--helper``)."""
         self.argv = argv

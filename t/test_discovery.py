@@ -13,9 +13,9 @@ from git_checkout_helper.discovery import (
     DubiousOwnership,
     NotAGitRepository,
     discover,
-    list_worktrees,
     setup_env,
 )
+from git_checkout_helper.worktree import list_worktrees
 
 
 def git(cwd, env, *args, check=True) -> str:

@@ -11,10 +11,10 @@ from conftest import ROOT
 from dulwich.config import ConfigFile
 
 from git_checkout_helper.attributes import ConvertDriver, read_convert_drivers
-from git_checkout_helper.cli import _helper_args
 from git_checkout_helper.config import ConfigError
 from git_checkout_helper.convert import EolConfig
 from git_checkout_helper.filters import FilterRunner, SmudgeFailed, expand_filter_command, smudge_to_worktree
+from git_checkout_helper.helper import _helper_args
 from git_checkout_helper.wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, WireError, decode_item
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -21,7 +21,7 @@ from dulwich.repo import Repo as DRepo
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from git_checkout_helper import promisor  # noqa: E402
+from git_checkout_helper import fetch_pack, list_objects_filter, promisor  # noqa: E402
 from git_checkout_helper.checkout import CheckoutError, checkout  # noqa: E402
 
 
@@ -123,7 +123,7 @@ def _ids(repo_path, *revs):
 def test_select_objects_as_upload_pack(source, spec, blobs):
     with DRepo(str(source.path)) as r:
         tips = [r.refs[b"refs/heads/main"], r.refs[b"refs/heads/other"]]
-        got = promisor.select_objects(r.object_store, tips, set(), spec)
+        got = list_objects_filter.select_objects(r.object_store, tips, set(), spec)
         kinds = [r.object_store[o].type_name for o in got]
     assert len(set(got)) == len(got)
     assert kinds.count(b"commit") == 2
@@ -146,7 +146,7 @@ def test_select_objects_sends_named_blobs_and_trees_without_blobs(source):
         store = r.object_store
         tree = store[r.refs[b"refs/heads/main"]].tree
         blob = store[tree][b"big"][1]
-        got = promisor.select_objects(store, [blob, tree], set(), "blob:none")
+        got = list_objects_filter.select_objects(store, [blob, tree], set(), "blob:none")
         kinds = sorted(store[o].type_name for o in got)
     assert kinds == [b"blob", b"tree", b"tree", b"tree"]
 
@@ -159,7 +159,7 @@ def test_fetch_objects_writes_a_promisor_pack(source, git_env, tmp_path):
     with DRepo(str(dst)) as d:
         missing = promisor.missing_objects(d.object_store, [bytes.fromhex(w.decode()) for w in wanted])
         assert missing
-        pack, _ = promisor.fetch_objects(d.object_store, f"file://{source.path}", [m.hex().encode() for m in missing])
+        pack, _ = fetch_pack.fetch_objects(d.object_store, f"file://{source.path}", [m.hex().encode() for m in missing])
         assert not promisor.missing_objects(d.object_store, missing)
     path = pack._data_path[:-len(".pack")] + ".promisor"
     assert os.path.getsize(path) == 0
@@ -177,10 +177,10 @@ def test_a_failed_fetch_leaves_no_pack(source, git_env, tmp_path):
     dst = _clone(source, git_env, tmp_path, "bn", "--filter=blob:none", "--no-checkout")
     packs = sorted(os.listdir(dst / ".git" / "objects" / "pack"))
     with DRepo(str(dst)) as d:
-        with pytest.raises(promisor._Failed, match="does not appear to be a git repository"):
-            promisor.fetch_objects(d.object_store, f"file://{tmp_path}/nowhere", [b"1" * 40])
-        with pytest.raises(promisor._Failed, match="not our ref 1111111111"):
-            promisor.fetch_objects(d.object_store, f"file://{source.path}", [b"1" * 40])
+        with pytest.raises(fetch_pack._Failed, match="does not appear to be a git repository"):
+            fetch_pack.fetch_objects(d.object_store, f"file://{tmp_path}/nowhere", [b"1" * 40])
+        with pytest.raises(fetch_pack._Failed, match="not our ref 1111111111"):
+            fetch_pack.fetch_objects(d.object_store, f"file://{source.path}", [b"1" * 40])
     assert sorted(os.listdir(dst / ".git" / "objects" / "pack")) == packs
 
 
@@ -237,7 +237,7 @@ def test_a_corrupt_pack_is_refused_and_removed(source, git_env, tmp_path):
     dst = _clone(source, git_env, tmp_path, "bn", "--filter=blob:none", "--no-checkout")
     packs = sorted(os.listdir(dst / ".git" / "objects" / "pack"))
     with DRepo(str(dst)) as d:
-        f, commit, abort = promisor._new_pack(d.object_store)
+        f, commit, abort = fetch_pack._new_pack(d.object_store)
         with DRepo(str(source.path)) as s:
             from dulwich.pack import write_pack_from_container
 
@@ -247,7 +247,7 @@ def test_a_corrupt_pack_is_refused_and_removed(source, git_env, tmp_path):
         data = bytearray(b"".join(bytes(b) for b in buf))
         data[-1] ^= 1  # the trailer no longer matches
         f.write(bytes(data))
-        with pytest.raises(promisor._Failed, match="bad checksum"):
+        with pytest.raises(fetch_pack._Failed, match="bad checksum"):
             commit()
         abort()
     assert sorted(os.listdir(dst / ".git" / "objects" / "pack")) == packs

@@ -8,14 +8,9 @@ import msgspec
 
 from ..autoworkers import AutoWorkers
 from ..config import online_cpus
+from ..errors import CheckoutError
 
-
-class CheckoutError(Exception):
-    """A checkout that could not be completed; the message is for the user."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
+__all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport"]
 
 
 class CheckoutOptions(msgspec.Struct, kw_only=True):

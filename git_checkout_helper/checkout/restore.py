@@ -10,8 +10,8 @@ import sys
 from typing import TextIO
 
 from ..checkoutindex import select_entries
-from ..index import S_IFGITLINK, Entry, IndexLock, read_index
-from ..index_state import index_bytes
+from ..index import S_IFGITLINK, Entry, IndexLock
+from ..index_state import index_bytes, read_index_state
 from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
@@ -32,7 +32,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
     lock = IndexLock(repo.dirs.index_path) if update_index and not prefix else None
     try:
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        idx = read_index_state(repo.dirs.index_path, repo.odb.object_format, err.write)
         clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         # skip-worktree entries are not checked out (checkout_all)
@@ -115,7 +115,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        idx = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        idx = read_index_state(repo.dirs.index_path, repo.odb.object_format, err.write)
         clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         try:
             pathspec = parse_pathspec(pathspecs, cwd_prefix)

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from ..index import S_IFGITLINK, Entry, IndexLock, build_cache_tree, read_index
-from ..index_state import index_bytes
+from ..index import S_IFGITLINK, Entry, IndexLock, build_cache_tree
+from ..index_state import index_bytes, read_index_state
 from ..plan import Plan, _mode_of, plan_reset, plan_switch, worktree_matches
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
@@ -57,7 +57,7 @@ def run_checkout(
 
     ``target`` and ``branch_opts`` (:mod:`revision`: a parsed command line
     and ``-b``/``-B``/``--orphan``/``--detach``/``-t``) replace ``rev``; the
-    refs are then updated by ``revision.update_refs_for_switch``.
+    refs are then updated by :func:`update_refs_for_switch`.
 
     ``clone`` is the source of a clone being checked out for the first time
     (oneway merge, the collision report, and "clone: from <source>" in the
@@ -68,7 +68,7 @@ def run_checkout(
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        old = read_index(repo.dirs.index_path, repo.odb.object_format, err.write)
+        old = read_index_state(repo.dirs.index_path, repo.odb.object_format, err.write)
         clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
         if old.unmerged and not opts.force:
             # refresh_index lists them on stdout, then merge_working_tree fails.
@@ -97,20 +97,7 @@ def run_checkout(
         co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
         co.setup_attributes(target, old.entries)
-        top = co.top
-        if opts.force or clone is not None:
-            plan = plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                              core=co.core, to_git=co.to_git)
-        else:
-            # No index file yet (``clone -n``, unborn branch): git's
-            # initial_checkout, every entry new, untracked files protected.
-            unborn = not old.entries and not old.mtime_ns
-            refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
-            plan = plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                               repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
-                               core=co.core, to_git=co.to_git,
-                               ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
-                               refreshed=True)
+        plan = _merge_trees(co, opts.force or clone is not None, old, head_commit, target)
         if clone is None:
             _refuse_submodule_recursion(repo, opts, plan, old.entries)
         sparse_warnings = _apply_sparse(co, plan, old.entries)
@@ -133,11 +120,36 @@ def run_checkout(
     if not opts.force and not opts.quiet and clone is None:
         out.writelines(_local_changes(co, target, entries, old.mtime_ns))
     if switch is not None:
-        from ..revision import update_refs_for_switch
-
         update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
                                getattr(branch_opts, "exists", False), out, err)
-        return co.report
+    else:
+        _update_head(repo, opts, rev, clone, old_branch, head_commit, branch, commit, remote_ref, out, err)
+    return co.report
+
+
+def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles) -> Plan:
+    """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
+    clone) or, after ``refresh_index``, a twoway merge from HEAD."""
+    repo, top = co.repo, co.top
+    if reset:
+        return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
+                          core=co.core, to_git=co.to_git)
+    # No index file yet (``clone -n``, unborn branch): git's
+    # initial_checkout, every entry new, untracked files protected.
+    unborn = not old.entries and not old.mtime_ns
+    refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
+    return plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
+                       repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
+                       core=co.core, to_git=co.to_git,
+                       ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
+                       refreshed=True)
+
+
+def _update_head(repo: Repository, opts: CheckoutOptions, rev: str | None, clone: str | None,
+                 old_branch: bytes | None, head_commit: bytes | None, branch: bytes | None, commit: bytes,
+                 remote_ref, out: TextIO, err: TextIO) -> None:
+    """HEAD, its reflog and the messages after the work tree, for a ``rev``
+    (or a clone) rather than a parsed command line (:func:`update_refs_for_switch`)."""
     message = _reflog_message(repo, old_branch, head_commit, branch, commit, rev, clone)
     if remote_ref is not None:
         msg = repo.set_upstream(branch, remote_ref)
@@ -159,12 +171,12 @@ def run_checkout(
             # (git says nothing for a branch it has just created: its
             # config cache predates the new upstream.)
             out.write(repo.tracking_info(tracked) or "")
-    return co.report
 
 
 def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
-    """checkout_branch's ``die_if_checked_out`` (see :mod:`discovery`)."""
-    from ..discovery import NotAGitRepository, die_if_checked_out
+    """checkout_branch's ``die_if_checked_out`` (see :mod:`worktree`)."""
+    from ..discovery import NotAGitRepository
+    from ..worktree import die_if_checked_out
 
     try:
         die_if_checked_out(repo.dirs, branch)
@@ -387,3 +399,60 @@ def _advice_enabled(repo: Repository, key: bytes) -> bool:
         return repo.config.get_boolean((b"advice",), key, True)
     except (KeyError, ValueError):
         return True
+
+
+def update_refs_for_switch(repo: Repository, t, bo, quiet: bool,
+                           old_branch: bytes | None, old_commit: bytes | None, new_commit: bytes,
+                           exists: bool, out, err) -> None:
+    """``switch_branches`` after the work tree (``t`` and ``bo``: revision's
+    ``Target`` and ``BranchOptions``): the orphaned-commit warning,
+    ``update_refs_for_switch`` (new branch, HEAD and its reflog, messages)
+    and ``report_tracking``."""
+    from ..revision import _write_head_symref, create_branch, setup_tracking, start_ref_of, tracking_upstream
+
+    if not quiet and old_branch is None and old_commit is not None and new_commit != old_commit:
+        _orphaned_commit_warning(err, repo, old_commit, new_commit)
+    name, path = t.name or "HEAD", t.path
+    created = False
+    if bo.new_branch is not None:
+        if not bo.orphan:
+            start = t.name or "HEAD"
+            upstream = tracking_upstream(repo, start, t.dwim_from or start_ref_of(repo, start), bo.track)
+            create_branch(repo, bo.new_branch, start, new_commit, bo.force, exists)
+            setup_tracking(repo, bo.new_branch, upstream, quiet, out)
+        created = not exists
+        name, path = bo.new_branch, b"refs/heads/" + bo.new_branch.encode()
+    if old_branch is not None:
+        old_desc = old_branch[len(b"refs/heads/"):].decode() if old_branch.startswith(b"refs/heads/") \
+            else old_branch.decode()
+    elif old_commit is not None:
+        old_desc = old_commit.decode()
+    else:
+        old_desc = "(invalid)"
+    msg = repo.environ.get("GIT_REFLOG_ACTION") or f"checkout: moving from {old_desc} to {name}"
+    if name == "HEAD" and path is None and not bo.detach:
+        pass  # nothing to do
+    elif bo.detach or path is None:
+        if not (old_branch is None and old_commit == new_commit):  # an unchanged ref is not logged
+            repo.update_head(new_commit, None, msg.encode())
+        if not quiet:
+            if old_branch is not None and _advice_enabled(repo, b"detachedhead") and not bo.detach:
+                err.write(DETACHED_HEAD_ADVICE.format(rev=name))
+            err.write(f"HEAD is now at {_oneline(repo, new_commit)}\n")
+    else:
+        if bo.orphan:
+            _write_head_symref(repo, path)  # an unborn branch: no reflog line (no value to log)
+        else:
+            repo.update_head(new_commit, path, msg.encode())
+        if not quiet:
+            if old_branch is not None and path == old_branch:
+                err.write(f"Reset branch '{name}'\n" if bo.force else f"Already on '{name}'\n")
+            elif bo.new_branch is not None:
+                err.write(f"Switched to and reset branch '{name}'\n" if exists
+                          else f"Switched to a new branch '{name}'\n")
+            else:
+                err.write(f"Switched to branch '{name}'\n")
+    if not quiet and (path is not None or (not bo.detach and name == "HEAD")) and not created:
+        tracked = path if path is not None else old_branch
+        if tracked is not None:
+            out.write(repo.tracking_info(tracked) or "")

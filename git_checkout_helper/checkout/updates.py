@@ -534,7 +534,7 @@ class Checkout:
             argv, env, shown = self.helper_command()
             fork_entry = None
             if not self.opts.helper_cmd and self.opts.fork_helpers:
-                from ..cli import helper_main as fork_entry  # the helper program's own entry point
+                from ..helper import main as fork_entry  # the helper program's own entry point
 
                 argv = argv[4:]  # only its arguments: [--prefix=...]
             self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
