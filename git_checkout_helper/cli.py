@@ -466,6 +466,11 @@ def clone_main(argv: list[str] | None = None) -> int:
                                       done=None if opts.get("quiet") else lambda: sys.stderr.write("done.\n"))
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
+        from .config import read_config
+        from .templates import copy_templates, template_dir
+
+        copy_templates(os.path.join(worktree, ".git"),
+                       template_dir(env.get("GIT_TEMPLATE_DIR"), read_config(None, env)))
         if opts.get("sparse"):
             from .sparse import init_clone_sparse_checkout
 

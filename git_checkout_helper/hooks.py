@@ -52,12 +52,15 @@ def _advice(config, key: bytes) -> bool:
         return True
 
 
-def find_hook(repo, name: str, git_dir_env: str | None = None, err: TextIO | None = None) -> tuple[str, str] | None:
+def find_hook(repo, name: str, git_dir_env: str | None = None, err: TextIO | None = None,
+              clone: bool = False) -> tuple[str, str] | None:
     """``find_hook``: (path to run, ``argv[0]`` as git shows it) or None.
 
     ``git_dir_env`` is ``$GIT_DIR`` as the user gave it (git keeps its
-    spelling in the hook's path). A hook present but not executable is
-    None, with git's hint on ``err`` unless ``advice.ignoredHook`` is off.
+    spelling in the hook's path); ``clone``: git clone set an absolute git
+    directory, so the hook's path is absolute. A hook present but not
+    executable is None, with git's hint on ``err`` unless
+    ``advice.ignoredHook`` is off.
     """
     top = repo.worktree or repo.dirs.gitdir
     hooks_path = _config_str(repo.config, b"core", b"hookspath")
@@ -69,7 +72,7 @@ def find_hook(repo, name: str, git_dir_env: str | None = None, err: TextIO | Non
         full = os.path.join(common, "hooks", name)
         if git_dir_env and os.path.abspath(os.path.join(top, git_dir_env)) == os.path.abspath(common):
             shown = os.path.join(git_dir_env, "hooks", name)
-        elif repo.worktree and os.path.abspath(common) == os.path.join(os.path.abspath(repo.worktree), ".git") \
+        elif not clone and repo.worktree and os.path.abspath(common) == os.path.join(os.path.abspath(repo.worktree), ".git") \
                 and os.path.isdir(os.path.join(repo.worktree, ".git")):
             shown = os.path.join(".git", "hooks", name)
         else:
@@ -102,7 +105,7 @@ def hook_environment(repo, environ: Mapping[str, str], prefix: str | None, clone
 def run_hook(repo, name: str, args: list[str], *, environ: Mapping[str, str], prefix: str | None = None,
              clone: bool = False, err: TextIO = sys.stderr, out: TextIO = sys.stdout) -> int:
     """``run_hooks_l``: run hook ``name`` if there is one; its exit status (0 without one)."""
-    found = find_hook(repo, name, None if clone else environ.get("GIT_DIR"), err)
+    found = find_hook(repo, name, None if clone else environ.get("GIT_DIR"), err, clone)
     if found is None:
         return 0
     full, shown = found

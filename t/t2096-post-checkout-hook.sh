@@ -168,4 +168,31 @@ test_expect_success 'clone: a failing hook is the exit status, the clone stays' 
 	test_cmp_worktrees cl2.ours cl2.git
 '
 
+test_expect_success 'clone: the template directory is copied, and its post-checkout hook runs, as git clone' '
+	mkdir -p tmpl/hooks tmpl/info &&
+	write_hook tmpl/hooks/post-checkout &&
+	echo "# mine" >tmpl/info/exclude && echo "my repo" >tmpl/description && echo x >tmpl/.hidden &&
+	rm -f tp.log.ours tp.log.git &&
+	GIT_TEMPLATE_DIR="$TRASH_DIRECTORY/tmpl" HOOK_LOG="$TRASH_DIRECTORY/tp.log.ours" \
+		git parallel-clone -q src tp.ours 2>tp.err.ours &&
+	GIT_TEMPLATE_DIR="$TRASH_DIRECTORY/tmpl" HOOK_LOG="$TRASH_DIRECTORY/tp.log.git" \
+		git clone -q src tp.git 2>tp.err.git &&
+	sed "s/tp\.ours/tp.TWIN/g" tp.log.ours >tp.log.ours.cmp &&
+	sed "s/tp\.git/tp.TWIN/g" tp.log.git >tp.log.git.cmp &&
+	test_cmp tp.log.git.cmp tp.log.ours.cmp &&
+	test_cmp tp.err.git tp.err.ours &&
+	(cd tp.git/.git && find . -path ./objects -prune -o -printf "%p %m\n" | sort) >tree.git &&
+	(cd tp.ours/.git && find . -path ./objects -prune -o -printf "%p %m\n" | sort) >tree.ours &&
+	test_cmp tree.git tree.ours &&
+	test_cmp tp.git/.git/info/exclude tp.ours/.git/info/exclude &&
+	test_cmp tp.git/.git/description tp.ours/.git/description &&
+	test_path_is_missing tp.ours/.git/.hidden &&
+	rm -rf tp.ours tp.git &&
+	GIT_TEMPLATE_DIR= git parallel-clone -q src tp.ours && GIT_TEMPLATE_DIR= git clone -q src tp.git &&
+	test_path_is_missing tp.ours/.git/hooks/post-checkout &&
+	(cd tp.git/.git && find . -path ./objects -prune -o -print | sort) >tree.git &&
+	(cd tp.ours/.git && find . -path ./objects -prune -o -print | sort) >tree.ours &&
+	test_cmp tree.git tree.ours
+'
+
 test_done

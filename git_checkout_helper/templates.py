@@ -1,0 +1,82 @@
+"""The template files of a new repository, as ``init-db.c`` ``copy_templates`` copies them.
+
+A clone made by git starts from its template directory: ``hooks/*.sample``,
+``info/exclude``, ``description``, ``branches/``. The directory is, in git's
+order, the one the caller names (``GIT_TEMPLATE_DIR``), ``init.templateDir``,
+else the one git was built with; an empty name means none. git's built-in
+default is a compile-time path that only git knows, so we look where every
+packaging of git puts it (:data:`DEFAULT_GIT_TEMPLATE_DIRS`) and take the
+first that exists.
+
+``copy_templates_1``: entries whose names start with ``.`` are skipped, an
+entry that already exists in the repository is kept, directories are made
+and walked, symbolic links copied as links, files copied with their mode.
+We copy after the repository was made (git copies into the empty
+directory first), so what our repository creation adds of its own
+(``description``, ``info/exclude``, empty ``branches/``, ``hooks/`` and
+``info/``: git makes none of them) goes first, and a template ``config``
+is not merged into the clone's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+__all__ = ["DEFAULT_GIT_TEMPLATE_DIRS", "copy_templates", "template_dir"]
+
+#: ``DEFAULT_GIT_TEMPLATE_DIR`` as distributions and source builds install it.
+DEFAULT_GIT_TEMPLATE_DIRS = ("/usr/share/git-core/templates", "/usr/local/share/git-core/templates",
+                             "/opt/homebrew/share/git-core/templates")
+
+#: Made with defaults of their own when the repository is created.
+_INIT_FILES = ("description", os.path.join("info", "exclude"))
+_INIT_DIRS = ("branches", "hooks", "info")
+
+
+def template_dir(given: str | None, config) -> str | None:
+    """The template directory: ``given`` (``GIT_TEMPLATE_DIR``), else
+    ``init.templateDir`` (``~`` expanded), else the first default that exists."""
+    if given is None and config is not None:
+        try:
+            value = config.get((b"init",), b"templatedir")
+        except KeyError:
+            value = None
+        if value is not None:
+            given = os.path.expanduser(os.fsdecode(value))
+    if given is not None:
+        return given or None
+    return next((d for d in DEFAULT_GIT_TEMPLATE_DIRS if os.path.isdir(d)), None)
+
+
+def copy_templates(gitdir: str, source: str | None) -> None:
+    """``copy_templates`` from ``source`` into ``gitdir`` (none when None or
+    missing), after what the repository's creation made of its own goes."""
+    for rel in _INIT_FILES:
+        if os.path.isfile(os.path.join(gitdir, rel)):
+            os.unlink(os.path.join(gitdir, rel))
+    for rel in _INIT_DIRS:
+        try:
+            os.rmdir(os.path.join(gitdir, rel))
+        except OSError:
+            pass  # not there, or not empty
+    if source is not None and os.path.isdir(source):
+        _copy_dir(source, gitdir)
+
+
+def _copy_dir(src: str, dst: str) -> None:
+    for name in sorted(os.listdir(src)):
+        if name.startswith("."):
+            continue
+        s, d = os.path.join(src, name), os.path.join(dst, name)
+        if os.path.islink(s):
+            if not os.path.lexists(d):
+                os.symlink(os.readlink(s), d)
+        elif os.path.isdir(s):
+            if not os.path.lexists(d):
+                os.mkdir(d)
+            if os.path.isdir(d) and not os.path.islink(d):
+                _copy_dir(s, d)
+        elif not os.path.lexists(d):
+            shutil.copyfile(s, d)
+            shutil.copymode(s, d)
