@@ -381,8 +381,11 @@ class _TwowayMerge:
                 # the leaving file's place; untracked files in it would be lost
                 # (check_ok_to_remove: unless the directory is excluded). A
                 # directory without any is still a change (verify_uptodate, below).
+                # Below a symlink the path is absent for it (check_leading_path);
+                # verify_uptodate then looks through the link.
                 st = wt.lstat(path)
                 if (st is not None and stat_mod.S_ISDIR(st.st_mode) and not self.ignored(path)
+                        and wt.leading_file(path) is None
                         and wt.untracked_below(path, self.tracked, self.ignored_in_subdir)):
                     self.lose_dirs.append(path)
                     continue

@@ -344,6 +344,18 @@ test_expect_success 'an untracked .gitattributes in a subdirectory counts (no tr
 	printf "y\r\n" >expect && test_cmp expect untrattr.ours/src/y.o
 '
 
+test_expect_success 'a symlink to a directory in place of a tracked one: a leaving file seen through it is a local change' '
+	mkdir -p outside/util.c && echo u >outside/util.c/u &&
+	git init -q linkdir && (
+		cd linkdir && echo k >k && git add k && git commit -qm one && git checkout -q -b other &&
+		mkdir build && echo one >build/util.c && git add build && git commit -qm two &&
+		rm -rf build && ln -s "$TRASH_DIRECTORY/outside" build
+	) &&
+	fuzz_case linkdir "checkout main" main &&
+	test_grep "^error: Your local changes to the following files would be overwritten by checkout:" err.ours &&
+	echo u >expect && test_cmp expect outside/util.c/u
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
