@@ -26,7 +26,7 @@ memory; on a local filesystem the work is CPU-bound and one thread is best
 Results are buffered and flushed in bursts (every ``RESULT_BURST`` results or
 ``RESULT_LATENCY`` seconds), trading one write() per item for timely progress.
 
-Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_paths.py):
+Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_helper_paths.py):
 
 * a batch that is not well formed (framing, lengths that lie, a special
   packet inside a batch, an ``algo`` or ``crlf_action`` no git sends) is

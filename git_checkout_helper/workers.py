@@ -453,42 +453,7 @@ def _gather(sel, helpers, results, stat_layout, on_result, refill) -> None:
                 for pkt in pkts:
                     if h.done or h.error:
                         break
-                    batch = h.batches[0] if h.batches else None
-                    if pkt == FLUSH:
-                        if batch is None:
-                            h.error = f"received flush from supposedly finished checkout helper {h.index}"
-                            continue
-                        if h.next_id != batch[1]:
-                            h.error = (
-                                f"checkout helper {h.index} finished with "
-                                f"{batch[1] - h.next_id} items unanswered"
-                            )
-                            continue
-                        h.batches.popleft()
-                        if h.batches:
-                            h.next_id = h.batches[0][0]
-                        refill(h)
-                        continue
-                    if isinstance(pkt, int):
-                        h.error = f"checkout helper {h.index} sent an unexpected special packet"
-                        continue
-                    try:
-                        res = decode_result(pkt, stat_layout)
-                    except WireError as e:
-                        h.error = f"checkout helper {h.index}: {e}"
-                        continue
-                    if batch is None or h.next_id >= batch[1]:
-                        h.error = f"received result from supposedly finished checkout helper {h.index}"
-                        continue
-                    if res.id != h.next_id:
-                        h.error = (
-                            f"unexpected item id from checkout helper {h.index} "
-                            f"(got {res.id}, exp {h.next_id})"
-                        )
-                        continue
-                    h.next_id += 1
-                    results[res.id] = res
-                    on_result(res)
+                    _parse_and_save_result(h, pkt, stat_layout, results, on_result, refill)
                 if h.error:
                     _drop(sel, h, None)
                     active -= 1
@@ -500,6 +465,48 @@ def _gather(sel, helpers, results, stat_layout, on_result, refill) -> None:
                     )
                 _drop(sel, h, None)
                 active -= 1
+
+
+def _parse_and_save_result(h: _Helper, pkt, stat_layout, results, on_result, refill) -> None:
+    """``parse_and_save_result`` for one packet of ``h``'s: a result checked
+    against the oldest batch in flight and saved, or the flush that completes
+    that batch; anything else sets ``h.error``."""
+    batch = h.batches[0] if h.batches else None
+    if pkt == FLUSH:
+        if batch is None:
+            h.error = f"received flush from supposedly finished checkout helper {h.index}"
+            return
+        if h.next_id != batch[1]:
+            h.error = (
+                f"checkout helper {h.index} finished with "
+                f"{batch[1] - h.next_id} items unanswered"
+            )
+            return
+        h.batches.popleft()
+        if h.batches:
+            h.next_id = h.batches[0][0]
+        refill(h)
+        return
+    if isinstance(pkt, int):
+        h.error = f"checkout helper {h.index} sent an unexpected special packet"
+        return
+    try:
+        res = decode_result(pkt, stat_layout)
+    except WireError as e:
+        h.error = f"checkout helper {h.index}: {e}"
+        return
+    if batch is None or h.next_id >= batch[1]:
+        h.error = f"received result from supposedly finished checkout helper {h.index}"
+        return
+    if res.id != h.next_id:
+        h.error = (
+            f"unexpected item id from checkout helper {h.index} "
+            f"(got {res.id}, exp {h.next_id})"
+        )
+        return
+    h.next_id += 1
+    results[res.id] = res
+    on_result(res)
 
 
 def _drop(sel, h: _Helper, err: str | None) -> None:

@@ -1,6 +1,6 @@
 """Shared pytest fixtures: an isolated git environment and small repositories.
 
-Like t/test-lib.sh for the shell tests: git run by a test sees no user or
+``git(cwd, *args)`` runs git for a test. Like t/test-lib.sh for the shell tests: git run by a test sees no user or
 system configuration (``HOME`` is the test's own directory,
 ``GIT_CONFIG_NOSYSTEM=1``), no ``GIT_*`` variable from the caller, fixed
 author/committer identities and dates, and ``PYTHONPATH`` pointing at this
@@ -48,6 +48,12 @@ def git_env(tmp_path: Path) -> dict[str, str]:
     return isolated_git_env(home)
 
 
+def git(cwd, *args: str, env: dict[str, str] | None = None, input: bytes | None = None) -> bytes:
+    """Run git in ``cwd``; its stdout (raises CalledProcessError on failure).
+    ``env``: the process's environment when None, else e.g. :func:`isolated_git_env`'s."""
+    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout
+
+
 class Repo:
     """A repository made by real git, with a way to run git in it."""
 
@@ -58,10 +64,7 @@ class Repo:
 
     def git(self, *args: str, input: bytes | None = None) -> bytes:
         """Run git in the repository; its stdout (raises on failure)."""
-        return subprocess.run(
-            ["git", *args], cwd=self.path, env=self.env, input=input,
-            capture_output=True, check=True,
-        ).stdout
+        return git(self.path, *args, env=self.env, input=input)
 
     def blob(self, content: bytes) -> bytes:
         """Store ``content`` as a blob; its raw object id."""

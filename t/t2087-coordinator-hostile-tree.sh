@@ -176,10 +176,11 @@ test_expect_success SYMLINKS 'a hostile index: nothing removed or written outsid
 	"$PYTHON" - hi <<-\PY &&
 	import os, sys
 	sys.path.insert(0, os.environ["PROJECT_ROOT"])
-	from git_checkout_helper.index import Entry, read_index, serialize_index
+	from git_checkout_helper.index import Entry, serialize_index
+	from git_checkout_helper.index_state import read_index_state
 	from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 	path = sys.argv[1] + "/.git/index"
-	idx = read_index(path, DEFAULT_OBJECT_FORMAT)
+	idx = read_index_state(path, DEFAULT_OBJECT_FORMAT)
 	oid = idx.entries[b"ok"].oid
 	extra = [Entry(b"../escape", 0o100644, oid), Entry(b".git/config", 0o100644, oid)]
 	entries = sorted([*idx.entries.values(), *extra], key=lambda e: e.name)

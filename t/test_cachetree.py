@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import git
 from dulwich.object_format import get_object_format
 
 from git_checkout_helper.cachetree import CacheTree, read_tree_extension
@@ -16,31 +17,27 @@ from git_checkout_helper.cachetree import CacheTree, read_tree_extension
 SHA1 = get_object_format("sha1")
 
 
-def _git(env, cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=True).stdout.decode()
-
-
 @pytest.fixture
 def twins(git_env, tmp_path):
     env = dict(git_env, PATH=os.pathsep.join([os.path.dirname(sys.executable), git_env.get("PATH", "")]))
     src = tmp_path / "src"
-    _git(env, tmp_path, "init", "-q", str(src))
+    git(tmp_path, "init", "-q", str(src), env=env)
     for d in ("a", "b/c", "b/d", "e"):
         (src / d).mkdir(parents=True, exist_ok=True)
         for i in range(3):
             (src / d / f"f{i}").write_text(f"{d} {i}\n")
     (src / "top").write_text("top\n")
-    _git(env, src, "add", ".")
-    _git(env, src, "commit", "-qm", "one")
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "one", env=env)
     (src / "b" / "c" / "f1").write_text("changed\n")
     (src / "a" / "new").write_text("new\n")
-    _git(env, src, "add", ".")
-    _git(env, src, "commit", "-qm", "two")
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "two", env=env)
     out = []
     for name in ("ours", "git"):
         d = tmp_path / name
-        _git(env, tmp_path, "clone", "-q", str(src), str(d))
-        _git(env, d, "write-tree")  # a complete cache-tree in both
+        git(tmp_path, "clone", "-q", str(src), str(d), env=env)
+        git(d, "write-tree", env=env)  # a complete cache-tree in both
         out.append(d)
     return env, out[0], out[1]
 
@@ -53,7 +50,7 @@ def _both(env, ours, theirs, *args):
     a = subprocess.run(["git", "parallel-checkout", *args], cwd=ours, env=env, capture_output=True)
     b = subprocess.run(["git", "checkout", *args], cwd=theirs, env=env, capture_output=True)
     assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), args
-    assert _git(env, ours, "ls-files", "-s") == _git(env, theirs, "ls-files", "-s")
+    assert git(ours, "ls-files", "-s", env=env).decode() == git(theirs, "ls-files", "-s", env=env).decode()
     assert _tree_ext(ours) == _tree_ext(theirs), args
 
 

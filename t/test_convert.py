@@ -24,11 +24,8 @@ import os
 import subprocess
 
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-from convert_corpus import (  # noqa: E402
+from conftest import git
+from convert_corpus import (
     ENCODINGS,
     KEY_ENCODINGS,
     encoding_texts,
@@ -37,8 +34,10 @@ from convert_corpus import (  # noqa: E402
     unique,
 )
 
-from git_checkout_helper.pktline import FLUSH, FLUSH_PKT, PktReader, pkt_line  # noqa: E402
-from git_checkout_helper.wire import REQUEST_LAYOUTS, RESULT_BASE, PcItem  # noqa: E402
+from git_checkout_helper.pktline import FLUSH, FLUSH_PKT, PktReader, pkt_line
+from git_checkout_helper.wire import REQUEST_LAYOUTS, RESULT_BASE, PcItem
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HELPER = os.path.join(ROOT, ".venv", "bin", "git-checkout--helper")
 CRLF_ACTIONS = range(8)  # enum convert_crlf_action: UNDEFINED .. AUTO_CRLF
@@ -47,11 +46,6 @@ CONFIG_MODES = ["params", "params-old", "count", "global", "repo"]
 
 # ---------------------------------------------------------------------------
 # Repository, items and workers
-
-
-def git(cwd, *args, input=None, env=None) -> bytes:
-    return subprocess.run(["git", *args], cwd=cwd, input=input, check=True,
-                          capture_output=True, env=env).stdout
 
 
 def base_env(home: str) -> dict[str, str]:

@@ -23,7 +23,7 @@ import sys
 import time
 
 import pytest
-from conftest import isolated_git_env
+from conftest import git, isolated_git_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MISBEHAVE = os.path.join(ROOT, "t", "helper", "misbehaving-helper")
@@ -41,10 +41,6 @@ def _env(home: str) -> dict[str, str]:
     return {**isolated_git_env(home), "LC_ALL": "C"}
 
 
-def _git(env, *args, cwd=None) -> bytes:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True).stdout
-
-
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """main -> other: f01..f40 rewritten, new/n1..n4 added, gone removed,
@@ -53,28 +49,28 @@ def source(tmp_path_factory):
     home = str(tmp_path_factory.mktemp("home"))
     env = _env(home)
     src = os.path.join(home, "src")
-    _git(env, "init", "-q", "-b", "main", src)
+    git(None, "init", "-q", "-b", "main", src, env=env)
     for i in range(1, 41):
         _write(src, f"f{i:02d}", f"main {i}\n")
     _write(src, "keep", "keep\n")
     _write(src, "gone", "gone\n")
-    _git(env, "add", ".", cwd=src)
-    _git(env, "commit", "-qm", "main", cwd=src)
-    _git(env, "checkout", "-q", "-b", "other", cwd=src)
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "main", env=env)
+    git(src, "checkout", "-q", "-b", "other", env=env)
     for i in range(1, 41):
         _write(src, f"f{i:02d}", f"other {i}\n")
     os.mkdir(os.path.join(src, "new"))
     for i in range(1, 5):
         _write(src, f"new/n{i}", f"new {i}\n")
-    _git(env, "rm", "-q", "gone", cwd=src)
-    _git(env, "add", ".", cwd=src)
-    _git(env, "commit", "-qm", "other", cwd=src)
-    _git(env, "checkout", "-q", "-b", "filtered", cwd=src)
+    git(src, "rm", "-q", "gone", env=env)
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "other", env=env)
+    git(src, "checkout", "-q", "-b", "filtered", env=env)
     _write(src, ".gitattributes", "slow filter=block\n")
     _write(src, "slow", "through the filter\n")
-    _git(env, "add", ".", cwd=src)
-    _git(env, "commit", "-qm", "filtered", cwd=src)
-    _git(env, "checkout", "-q", "main", cwd=src)
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "filtered", env=env)
+    git(src, "checkout", "-q", "main", env=env)
     return env, src
 
 
@@ -84,8 +80,8 @@ def _write(top: str, path: str, text: str) -> None:
 
 
 def _contents(env, src: str, rev: str) -> dict[str, bytes]:
-    names = _git(env, "ls-tree", "-r", "--name-only", "-z", rev, cwd=src).split(b"\0")
-    return {n.decode(): _git(env, "cat-file", "blob", f"{rev}:{n.decode()}", cwd=src) for n in names if n}
+    names = git(src, "ls-tree", "-r", "--name-only", "-z", rev, env=env).split(b"\0")
+    return {n.decode(): git(src, "cat-file", "blob", f"{rev}:{n.decode()}", env=env) for n in names if n}
 
 
 class Scene:
@@ -95,7 +91,7 @@ class Scene:
         self.env, self.src = source
         self.tmp = str(tmp_path)
         self.wt = os.path.join(self.tmp, "wt")
-        _git(self.env, "clone", "-q", self.src, self.wt)
+        git(None, "clone", "-q", self.src, self.wt, env=self.env)
         _write(self.wt, "mine.txt", "mine, untracked\n")
         with open(os.path.join(self.wt, "keep"), "a") as f:
             f.write("a local change\n")
@@ -120,7 +116,7 @@ class Scene:
         return {p: self._read(p) for p in ("mine.txt", "keep")}
 
     def _head(self) -> tuple[bytes, bytes]:
-        return self._read(".git/HEAD"), _git(self.env, "rev-parse", "HEAD", cwd=self.wt)
+        return self._read(".git/HEAD"), git(self.wt, "rev-parse", "HEAD", env=self.env)
 
     def start(self, rev: str, *args: str, helper: str = "block results=2", new_session: bool = False):
         env = dict(self.env, MISBEHAVE_PIDS=self.pids, MISBEHAVE_READY=self.ready, MISBEHAVE_BLOCK=self.block)
@@ -195,10 +191,9 @@ class Scene:
         res = subprocess.run([*COORDINATOR, "-q", "-j", "2", "--threshold", "0", rev],
                              cwd=self.wt, env=self.env, capture_output=True)
         assert res.returncode == 0, res.stderr.decode()
-        assert _git(self.env, "rev-parse", "HEAD", cwd=self.wt) == _git(self.env, "rev-parse", rev,
-                                                                      cwd=self.src)
-        _git(self.env, "diff-index", "--cached", "--quiet", "HEAD", cwd=self.wt)
-        assert _git(self.env, "diff-files", "--name-only", cwd=self.wt) == b"keep\n"
+        assert git(self.wt, "rev-parse", "HEAD", env=self.env) == git(self.src, "rev-parse", rev, env=self.env)
+        git(self.wt, "diff-index", "--cached", "--quiet", "HEAD", env=self.env)
+        assert git(self.wt, "diff-files", "--name-only", env=self.env) == b"keep\n"
         assert self._user_data() == self.user
 
 
@@ -236,7 +231,7 @@ def test_sigterm_while_helpers_wait_for_their_batch(scene):
     smudge filter of its own when SIGTERM comes: filter and helpers go."""
     filt = (f'printf "filter %d\\n" $$ >>"{scene.ready}"; printf "%d\\n" $$ >>"{scene.pids}"; '
             f'exec cat "{scene.block}"')
-    _git(scene.env, "config", "filter.block.smudge", filt, cwd=scene.wt)
+    git(scene.wt, "config", "filter.block.smudge", filt, env=scene.env)
     scene.start("filtered", helper="behave")
     scene.wait_for("start", "start", "filter")
     scene.proc.send_signal(signal.SIGTERM)
@@ -245,5 +240,5 @@ def test_sigterm_while_helpers_wait_for_their_batch(scene):
     assert "Traceback" not in err, err
     assert len(scene.helper_pids()) == 3
     scene.assert_nothing_lost("filtered")
-    _git(scene.env, "config", "filter.block.smudge", "cat", cwd=scene.wt)
+    git(scene.wt, "config", "filter.block.smudge", "cat", env=scene.env)
     scene.assert_rerun_finishes("filtered")

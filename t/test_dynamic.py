@@ -24,7 +24,7 @@ import sys
 import threading
 
 import pytest
-from conftest import isolated_git_env
+from conftest import git, isolated_git_env
 
 from git_checkout_helper.checkout import Checkout, CheckoutError, CheckoutOptions, run_checkout
 from git_checkout_helper.repository import Repository
@@ -38,10 +38,6 @@ WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 
 def _env(home: str) -> dict[str, str]:
     return {**isolated_git_env(home), "LC_ALL": "C"}
-
-
-def _git(env, *args, cwd=None) -> bytes:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True).stdout
 
 
 # --- the chunker ---------------------------------------------------------------
@@ -90,18 +86,18 @@ def source(tmp_path_factory):
     home = str(tmp_path_factory.mktemp("home"))
     env = _env(home)
     src = os.path.join(home, "src")
-    _git(env, "init", "-q", "-b", "main", src)
+    git(None, "init", "-q", "-b", "main", src, env=env)
     for rev in ("main", "other"):
         if rev == "other":
-            _git(env, "checkout", "-q", "-b", "other", cwd=src)
+            git(src, "checkout", "-q", "-b", "other", env=env)
         for d in ("a", "b"):
             os.makedirs(os.path.join(src, d), exist_ok=True)
             for i in range(200):
                 with open(os.path.join(src, d, f"f{i:03d}"), "w") as f:
                     f.write(f"{rev} {d} {i}\n" * (1 + i % 7))
-        _git(env, "add", ".", cwd=src)
-        _git(env, "commit", "-qm", rev, cwd=src)
-    _git(env, "checkout", "-q", "main", cwd=src)
+        git(src, "add", ".", env=env)
+        git(src, "commit", "-qm", rev, env=env)
+    git(src, "checkout", "-q", "main", env=env)
     return env, src
 
 
@@ -116,7 +112,7 @@ def _one_dies(tmp: str, after: int, how: str = "sigkill") -> list[str]:
 
 def _items(env, src: str, wt: str, rev: str) -> list[PcItem]:
     out = []
-    for line in _git(env, "ls-tree", "-r", rev, cwd=src).decode().splitlines():
+    for line in git(src, "ls-tree", "-r", rev, env=env).decode().splitlines():
         meta, path = line.split("\t")
         mode, _, oid = meta.split()
         out.append(PcItem(id=len(out), oid=bytes.fromhex(oid), ce_mode=int(mode, 8), name=path.encode()))
@@ -146,7 +142,7 @@ def test_pool_many_batches_every_item_once(source, tmp_path):
     assert batches > 4
     for it in items:
         with open(os.path.join(wt, it.name.decode()), "rb") as f:
-            assert f.read() == _git(env, "cat-file", "blob", it.oid.hex(), cwd=src)
+            assert f.read() == git(src, "cat-file", "blob", it.oid.hex(), env=env)
 
 
 def test_pool_helper_killed_in_its_second_batch(source, tmp_path):
@@ -186,10 +182,10 @@ def test_checkout_survives_a_helper_killed_mid_run(source, tmp_path, monkeypatch
     and a plain re-run finishes clean."""
     env, src = source
     wt = str(tmp_path / "wt")
-    _git(env, "clone", "-q", src, wt)
+    git(None, "clone", "-q", src, wt, env=env)
     with open(os.path.join(wt, ".git", "index"), "rb") as f:
         index_before = f.read()
-    head_before = _git(env, "rev-parse", "HEAD", cwd=wt)
+    head_before = git(wt, "rev-parse", "HEAD", env=env)
     real = Checkout.helper_command
 
     def helper_command(self):
@@ -214,20 +210,20 @@ def test_checkout_survives_a_helper_killed_mid_run(source, tmp_path, monkeypatch
     assert 0 < len(lost) < 100, err
     with open(os.path.join(wt, ".git", "index"), "rb") as f:
         assert f.read() == index_before
-    assert _git(env, "rev-parse", "HEAD", cwd=wt) == head_before
-    names = _git(env, "ls-tree", "-r", "--name-only", "other", cwd=src).decode().split()
+    assert git(wt, "rev-parse", "HEAD", env=env) == head_before
+    names = git(src, "ls-tree", "-r", "--name-only", "other", env=env).decode().split()
     for name in names:
         path = os.path.join(wt, name)
         if name in lost:
             assert not os.path.lexists(path), name
         else:
             with open(path, "rb") as f:
-                assert f.read() == _git(env, "cat-file", "blob", f"other:{name}", cwd=src), name
+                assert f.read() == git(src, "cat-file", "blob", f"other:{name}", env=env), name
     monkeypatch.setattr(Checkout, "helper_command", real)
     subprocess.run([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "-q", "-j", "2", "--threshold", "0",
                     "other"], cwd=wt, env=env, check=True, capture_output=True)
-    assert _git(env, "status", "--porcelain", cwd=wt) == b""
-    _git(env, "diff-files", "--quiet", cwd=wt)
+    assert git(wt, "status", "--porcelain", env=env) == b""
+    git(wt, "diff-files", "--quiet", env=env)
 
 
 # --- threads ------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from git_checkout_helper import inflate
 from git_checkout_helper.odb import BlobStream, MissingObject, ObjectDatabase
@@ -37,11 +38,6 @@ def backend(request):
     inflate.use(request.param)
     yield request.param
     inflate.use(before)
-
-
-def git(cwd, *args, input=None, env=None):
-    return subprocess.run(["git", *args], cwd=cwd, input=input, check=True, capture_output=True,
-                          env=env).stdout
 
 
 def make_history(repo, commits=8):

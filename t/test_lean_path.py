@@ -10,18 +10,13 @@ refused when opened; a packed checkout never falls back to dulwich.
 from __future__ import annotations
 
 import struct
-import subprocess
 
 import pytest
+from conftest import git
 from dulwich.repo import Repo
 
 from git_checkout_helper.odb import ObjectDatabase
 from git_checkout_helper.packreader import IndexV2, PackReader
-
-
-def git(cwd, *args, env=None, input=None):
-    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True,
-                          capture_output=True).stdout
 
 
 def filled(make_repo, object_format="sha1", files=300):

@@ -5,17 +5,13 @@ entries (``git pack-objects --no-reuse-delta`` without ``--delta-base-offset``),
 and of a SHA-256 repository must read back byte-identical.
 """
 
-import subprocess
 
 import pytest
+from conftest import git
 from dulwich.repo import Repo
 
 from git_checkout_helper.odb import ObjectDatabase
 from git_checkout_helper.packreader import PackReader
-
-
-def git(cwd, *args, input=None):
-    return subprocess.run(["git", *args], cwd=cwd, input=input, check=True, capture_output=True).stdout
 
 
 def make_history(path, object_format="sha1", commits=12):

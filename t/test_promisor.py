@@ -12,17 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import sys
 
 import pytest
 from dulwich.config import ConfigFile, StackedConfig
 from dulwich.repo import Repo as DRepo
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from git_checkout_helper import fetch_pack, list_objects_filter, promisor  # noqa: E402
-from git_checkout_helper.checkout import CheckoutError, checkout  # noqa: E402
+from git_checkout_helper import fetch_pack, list_objects_filter, promisor
+from git_checkout_helper.checkout import CheckoutError, checkout
 
 
 def _config(text: str) -> StackedConfig:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import git
 
 from git_checkout_helper.repository import Repository
 from git_checkout_helper.revision import get_oid, nth_prior_checkout, unique_tracking_name
@@ -21,40 +22,36 @@ def _run(env, cwd, argv):
     return p.returncode, p.stdout.decode(), p.stderr.decode()
 
 
-def _git(env, cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=True).stdout.decode()
-
-
 @pytest.fixture
 def twins(git_env, tmp_path):
     """An upstream with main/other/side and tags, cloned twice; a local branch topic."""
     env = dict(git_env, PATH=os.pathsep.join([os.path.dirname(sys.executable), git_env.get("PATH", "")]))
     up = tmp_path / "up"
-    _git(env, tmp_path, "init", "-q", "-b", "main", str(up))
+    git(tmp_path, "init", "-q", "-b", "main", str(up), env=env)
     (up / "a").write_text("a\n")
     (up / "d").mkdir()
     (up / "d" / "f").write_text("f\n")
-    _git(env, up, "add", ".")
-    _git(env, up, "commit", "-qm", "one")
+    git(up, "add", ".", env=env)
+    git(up, "commit", "-qm", "one", env=env)
     (up / "a").write_text("b\n")
-    _git(env, up, "commit", "-qam", "two")
-    _git(env, up, "tag", "v1")
-    _git(env, up, "tag", "-a", "-m", "annotated", "v1a")
-    _git(env, up, "checkout", "-qb", "other")
+    git(up, "commit", "-qam", "two", env=env)
+    git(up, "tag", "v1", env=env)
+    git(up, "tag", "-a", "-m", "annotated", "v1a", env=env)
+    git(up, "checkout", "-qb", "other", env=env)
     (up / "a").write_text("c\n")
     (up / "other-only").write_text("o\n")
-    _git(env, up, "add", ".")
-    _git(env, up, "commit", "-qm", "three")
-    _git(env, up, "checkout", "-qb", "side", "main")
+    git(up, "add", ".", env=env)
+    git(up, "commit", "-qm", "three", env=env)
+    git(up, "checkout", "-qb", "side", "main", env=env)
     (up / "d" / "f").write_text("side\n")
-    _git(env, up, "commit", "-qam", "four")
-    _git(env, up, "checkout", "-q", "main")
+    git(up, "commit", "-qam", "four", env=env)
+    git(up, "checkout", "-q", "main", env=env)
     out = []
     for name in ("ours", "git"):
         d = tmp_path / name
-        _git(env, tmp_path, "clone", "-q", str(up), str(d))
-        _git(env, d, "checkout", "-qb", "topic")
-        _git(env, d, "checkout", "-q", "main")
+        git(tmp_path, "clone", "-q", str(up), str(d), env=env)
+        git(d, "checkout", "-qb", "topic", env=env)
+        git(d, "checkout", "-q", "main", env=env)
         out.append(d)
     return env, out[0], out[1]
 
@@ -76,11 +73,11 @@ def _state(env, d):
             with open(p, "rb") as fh:
                 files[os.path.relpath(p, d)] = fh.read()
     return {
-        "head": head, "rev": _git(env, d, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+        "head": head, "rev": git(d, "rev-parse", "-q", "--verify", "HEAD^{commit}", env=env).decode()
         if subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=d, env=env,
                           capture_output=True).returncode == 0 else None,
-        "index": _git(env, d, "ls-files", "-s"), "files": files, "reflogs": reflogs,
-        "branches": _git(env, d, "for-each-ref", "refs/heads"),
+        "index": git(d, "ls-files", "-s", env=env).decode(), "files": files, "reflogs": reflogs,
+        "branches": git(d, "for-each-ref", "refs/heads", env=env).decode(),
         "config": (d / ".git" / "config").read_text(),
     }
 
@@ -128,7 +125,7 @@ def test_file_and_remote_branch_ambiguity(twins):
     env, ours, theirs = twins
     for d in (ours, theirs):
         (d / "other").write_text("a file named like the remote branch\n")
-        _git(env, d, "add", "other")
+        git(d, "add", "other", env=env)
     rc, _out, err = _same(env, ours, theirs, "other")
     assert rc == 128 and "could be both a local file and a tracking branch" in err
     _same(env, ours, theirs, "other --")  # "--": the branch, made from origin/other
@@ -139,12 +136,12 @@ def test_file_and_remote_branch_ambiguity(twins):
 def test_several_remotes_and_default_remote(twins):
     env, ours, theirs = twins
     for d in (ours, theirs):
-        _git(env, d, "remote", "add", "second", str(d.parent / "up"))
-        _git(env, d, "fetch", "-q", "second")
+        git(d, "remote", "add", "second", str(d.parent / "up"), env=env)
+        git(d, "fetch", "-q", "second", env=env)
     rc, _out, err = _same(env, ours, theirs, "side")
     assert rc == 128 and "matched multiple (2) remote tracking branches" in err
     for d in (ours, theirs):
-        _git(env, d, "config", "checkout.defaultRemote", "second")
+        git(d, "config", "checkout.defaultRemote", "second", env=env)
     rc, out, err = _same(env, ours, theirs, "side")
     assert rc == 0 and "set up to track 'second/side'" in out
 
@@ -163,7 +160,7 @@ def test_unborn_branch(git_env, tmp_path):
     ds = []
     for name in ("ours", "git"):
         d = tmp_path / name
-        _git(env, tmp_path, "init", "-q", str(d))
+        git(tmp_path, "init", "-q", str(d), env=env)
         ds.append(d)
     ours, theirs = ds
     for cmdline in ("", "--detach", "-b fresh", "HEAD"):
@@ -177,14 +174,14 @@ def test_get_oid_forms(twins):
         for rev in ("HEAD", "@", "main", "v1", "v1a", "v1a^{}", "v1a^{commit}", "v1a^{tree}", "HEAD~1", "HEAD^",
                     "HEAD^0", "origin/other", "remotes/origin/other", "refs/heads/main", "HEAD:d", "HEAD:d/f",
                     "main~1:a", "v1a^{tag}"):
-            want = _git(env, ours, "rev-parse", "--verify", "-q", rev).strip().encode()
+            want = git(ours, "rev-parse", "--verify", "-q", rev, env=env).decode().strip().encode()
             assert get_oid(r, rev) == want, rev
         assert get_oid(r, "HEAD~9") is None and get_oid(r, "nosuch") is None and get_oid(r, "HEAD:nosuch") is None
         assert nth_prior_checkout(r, 1) == "topic"
         assert unique_tracking_name(r, "other") == (b"refs/remotes/origin/other", 1)
         assert unique_tracking_name(r, "nosuch") == (None, 0)
-        short = _git(env, ours, "rev-parse", "--short", "HEAD~1").strip()
-        assert get_oid(r, short) == _git(env, ours, "rev-parse", "HEAD~1").strip().encode()
+        short = git(ours, "rev-parse", "--short", "HEAD~1", env=env).decode().strip()
+        assert get_oid(r, short) == git(ours, "rev-parse", "HEAD~1", env=env).decode().strip().encode()
     finally:
         r.close()
 
@@ -205,18 +202,18 @@ def test_abbreviation_length_as_git(twins):
     stream = "".join(f"blob\ndata {len(str(i)) + 1}\n{i}\n\n" for i in range(17000))
     for d in (ours, theirs):
         subprocess.run(["git", "fast-import", "--quiet"], cwd=d, env=env, input=stream.encode(), check=True)
-    count = int(_git(env, ours, "count-objects", "-v").split("in-pack: ")[1].split()[0])
+    count = int(git(ours, "count-objects", "-v", env=env).decode().split("in-pack: ")[1].split()[0])
     assert count >= 1 << 14  # 15 bits: git's auto length is 8
     rc, _out, err = _same(env, ours, theirs, "HEAD~1")
-    assert rc == 0 and f"HEAD is now at {_git(env, ours, 'rev-parse', '--short', 'HEAD').strip()} one" in err
-    assert len(_git(env, ours, "rev-parse", "--short", "HEAD").strip()) == 8
+    assert rc == 0 and f"HEAD is now at {git(ours, 'rev-parse', '--short', 'HEAD', env=env).decode().strip()} one" in err
+    assert len(git(ours, "rev-parse", "--short", "HEAD", env=env).decode().strip()) == 8
     for d in (ours, theirs):
         (d / "a").write_text("mine\n")
     rc, _out, err = _same(env, ours, theirs, "main a")
     assert rc == 0 and err.startswith("Updated 1 path from ")
     for value in ("12", "no", "auto", "4"):
         for d in (ours, theirs):
-            _git(env, d, "config", "core.abbrev", value)
+            git(d, "config", "core.abbrev", value, env=env)
         _same(env, ours, theirs, "main~1" if value != "no" else "main")
         _same(env, ours, theirs, "v1a")
 
@@ -243,4 +240,4 @@ def test_submodule_recursion_is_refused_before_anything_moves(make_repo, git_env
         assert _state(env, r.path) == before
     rc, _out, _err = _run(env, r.path, ["git", "-c", "submodule.recurse=true", "parallel-checkout",
                                         "--no-recurse-submodules", "-q", "other"])
-    assert rc == 0 and _git(env, r.path, "rev-parse", "HEAD:sub").strip() == "2" * 40
+    assert rc == 0 and git(r.path, "rev-parse", "HEAD:sub", env=env).decode().strip() == "2" * 40

@@ -436,11 +436,8 @@ class Checkout:
                 self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
                 continue
             ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
-            filt = ca.drv.name if ca is not None and self.helper_filters and ca.filter_parallel else None
-            if ca is not None and (ca.parallel_eligible or filt is not None) and (
-                FIXED_PORTION_SIZE + len(e.name) + len(ca.working_tree_encoding or b"") + len(filt or b"")
-                <= LARGE_PACKET_DATA_MAX
-            ):
+            if ca is not None and self.eligible(ca, e.name):
+                filt = self.helper_filter(ca)
                 queue.items.append(PcItem(
                     id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
                     crlf_action=ca.crlf_action, ident=ca.ident,
@@ -459,9 +456,19 @@ class Checkout:
         if queue.items:
             self.run_queue(queue)
 
-    def helper_eligible(self, ca: ConvAttrs) -> bool:
-        """Whether a regular file with these attributes may go to a helper."""
-        return ca.parallel_eligible or (self.helper_filters and ca.filter_parallel)
+    def helper_filter(self, ca: ConvAttrs) -> bytes | None:
+        """The driver a helper runs itself for these attributes (one marked
+        ``filter.<name>.parallel``, helpers of ours started with ``--filters``)."""
+        return ca.drv.name if self.helper_filters and ca.filter_parallel else None
+
+    def eligible(self, ca: ConvAttrs, name: bytes) -> bool:
+        """``is_eligible_for_parallel_checkout`` for a regular file: no filter
+        (but one :meth:`helper_filter` names), and an item that fits one packet."""
+        filt = self.helper_filter(ca)
+        if not (ca.parallel_eligible or filt is not None):
+            return False
+        return (FIXED_PORTION_SIZE + len(name) + len(ca.working_tree_encoding or b"") + len(filt or b"")
+                <= LARGE_PACKET_DATA_MAX)
 
     def choose_workers(self, nr: int) -> tuple[int, int]:
         """``get_parallel_checkout_configs`` with ``-j`` on top; then git's rule
@@ -779,7 +786,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         # are not theirs (only looked up when some driver is configured),
         # unless the driver is marked parallel and the helpers are ours.
         co.start_helpers(sum(1 for e in plan.write if e.mode & 0o170000 == 0o100000
-                             and (not co.drivers or co.helper_eligible(co.conv_attrs(e.name)))))
+                             and (not co.drivers or co.eligible(co.conv_attrs(e.name), e.name))))
         co.remove_files(plan.remove)
         co.write_entries(plan.write)
     except BaseException:
