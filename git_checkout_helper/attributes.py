@@ -61,18 +61,6 @@ class ConvAttrs:
         self.drv = drv
         self.working_tree_encoding = working_tree_encoding
 
-    def key(self):
-        return (self.crlf_action, self.ident, self.drv, self.working_tree_encoding)
-
-    @property
-    def streamable(self) -> bool:
-        """``classify_conv_attrs`` says CA_CLASS_STREAMABLE."""
-        if self.drv is not None and (self.drv.process or self.drv.smudge or self.drv.clean):
-            return False
-        if self.working_tree_encoding:
-            return False
-        return self.crlf_action not in (A.CRLF_AUTO, A.CRLF_AUTO_CRLF)
-
     @property
     def parallel_eligible(self) -> bool:
         """``is_eligible_for_parallel_checkout`` minus the size check: no filter."""

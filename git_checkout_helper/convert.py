@@ -466,47 +466,33 @@ def apply_filter(filt, data: bytes) -> bytes:
     return filt.feed(data) + filt.finish()
 
 
-def convert_to_working_tree(
-    src: bytes,
-    crlf_action: int,
-    ident: int,
-    encoding: bytes | None,
-    oid_hex: bytes,
-    path: bytes,
-    eol: EolConfig,
-    on_error=None,
-) -> bytes:
+def convert_to_working_tree(ca, src: bytes, oid_hex: bytes, path: bytes, eol: EolConfig, on_error=None) -> bytes:
     """``convert_to_working_tree_ca`` in core, without filters: ident, eol, encoding.
 
-    For items :func:`get_stream_filter` returns None for; ``on_error`` gets
-    the message of a failed re-encoding (the content stays unconverted).
+    ``ca``: what ``convert_attrs`` resolved for the path (its
+    ``crlf_action``, ``ident`` and ``working_tree_encoding``): a
+    :class:`attributes.ConvAttrs`, or the :class:`wire.PcItem` a helper
+    receives, which carries the same fields. For items
+    :func:`get_stream_filter` returns None for; ``on_error`` gets the message
+    of a failed re-encoding (the content stays unconverted).
     """
-    if ident:
+    if ca.ident:
         src = ident_to_worktree(src, oid_hex)
-    src = crlf_to_worktree(src, crlf_action, eol)
-    if encoding:
+    src = crlf_to_worktree(src, ca.crlf_action, eol)
+    if ca.working_tree_encoding:
         try:
-            src = encode_to_worktree(src, encoding, path)
+            src = encode_to_worktree(src, ca.working_tree_encoding, path)
         except EncodingError as e:
             if on_error is not None:
                 on_error(str(e))
     return src
 
 
-def convert_blob_to_worktree(
-    src: bytes,
-    crlf_action: int,
-    ident: int,
-    encoding: bytes | None,
-    oid: bytes,
-    path: bytes,
-    eol: EolConfig,
-    on_error=None,
-) -> bytes:
+def convert_blob_to_worktree(ca, src: bytes, oid: bytes, path: bytes, eol: EolConfig, on_error=None) -> bytes:
     """The bytes git's checkout writes for blob ``src`` (no filter driver):
     through the stream filters when the item is streamable, in core otherwise
     (``write_pc_item_to_fd`` and ``write_entry`` choose the same way)."""
-    filt = get_stream_filter(crlf_action, ident, encoding, oid, eol)
+    filt = get_stream_filter(ca.crlf_action, ca.ident, ca.working_tree_encoding, oid, eol)
     if filt is not None:
         return apply_filter(filt, src)
-    return convert_to_working_tree(src, crlf_action, ident, encoding, oid.hex().encode(), path, eol, on_error)
+    return convert_to_working_tree(ca, src, oid.hex().encode(), path, eol, on_error)

@@ -281,10 +281,8 @@ def _write_blob(fd: int, item: PcItem, name: bytes, path: bytes, state: Checkout
         raise
     try:
         if filt is None:
-            write_in_full(fd, convert_to_working_tree(
-                blob, item.crlf_action, item.ident, item.working_tree_encoding,
-                item.oid.hex().encode(), name, state.eol, state.say,
-            ))
+            write_in_full(fd, convert_to_working_tree(item, blob, item.oid.hex().encode(), name, state.eol,
+                                                      state.say))
         elif type(blob) is not BlobStream:
             write_in_full(fd, blob if filt is NULL_FILTER else apply_filter(filt, blob))
         else:
@@ -311,8 +309,7 @@ def _write_filtered(fd: int, item: PcItem, drv, name: bytes, path: bytes, state:
         state.error(f"cannot read object {item.oid.hex()} '{name.decode('utf-8', 'replace')}'")
         raise
     try:
-        data = smudge_to_worktree(state.filters, drv, blob, item.crlf_action, item.ident,
-                                  item.working_tree_encoding, item.oid.hex().encode(), name, state.eol,
+        data = smudge_to_worktree(state.filters, drv, item, blob, item.oid.hex().encode(), name, state.eol,
                                   state.error)
     except SmudgeFailed as e:
         state.error(str(e))

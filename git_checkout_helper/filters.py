@@ -398,23 +398,14 @@ class FilterRunner:
                 p.close()
 
 
-def smudge_to_worktree(
-    runner: FilterRunner,
-    drv,
-    data: bytes,
-    crlf_action: int,
-    ident: int,
-    encoding: bytes | None,
-    oid_hex: bytes,
-    path: bytes,
-    eol,
-    on_error=None,
-) -> bytes:
-    """``convert_to_working_tree_ca_internal``: ident, eol, encoding, then the
-    driver's smudge. Raises :class:`SmudgeFailed` when a required driver did
+def smudge_to_worktree(runner: FilterRunner, drv, ca, data: bytes, oid_hex: bytes, path: bytes, eol,
+                       on_error=None) -> bytes:
+    """``convert_to_working_tree_ca_internal``: ident, eol, encoding (``ca``,
+    as :func:`convert.convert_to_working_tree` takes it), then the driver's
+    smudge. Raises :class:`SmudgeFailed` when a required driver did
     not filter (git dies there); otherwise a failed filter leaves the
     converted content as it is."""
-    data = convert_to_working_tree(data, crlf_action, ident, encoding, oid_hex, path, eol, on_error)
+    data = convert_to_working_tree(ca, data, oid_hex, path, eol, on_error)
     if drv is None:
         return data
     out = runner.smudge(drv, path, data, oid_hex)

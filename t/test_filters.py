@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from dulwich.config import ConfigFile
 
-from git_checkout_helper.attributes import ConvertDriver, read_convert_drivers
+from git_checkout_helper.attributes import ConvAttrs, ConvertDriver, read_convert_drivers
 from git_checkout_helper.config import ConfigError
 from git_checkout_helper.convert import EolConfig
 from git_checkout_helper.filters import FilterRunner, SmudgeFailed, expand_filter_command, smudge_to_worktree
@@ -115,13 +115,13 @@ def test_process_filter_failures_as_git(runner, tmp_path, monkeypatch):
 def test_required_failure_raises_optional_keeps_content(runner):
     drv = ConvertDriver(b"sh", smudge=b"echo nope >&2; exit 2")
     eol = EolConfig()
-    out = smudge_to_worktree(runner, drv, b"x\n", 1, 0, None, b"0" * 40, b"p", eol)
+    out = smudge_to_worktree(runner, drv, ConvAttrs(1, 0, drv, None), b"x\n", b"0" * 40, b"p", eol)
     assert out == b"x\n"
     assert runner.said == ["external filter 'echo nope >&2; exit 2' failed 2",
                            "external filter 'echo nope >&2; exit 2' failed"]
     drv.required = True
     with pytest.raises(SmudgeFailed, match="^p: smudge filter sh failed$"):
-        smudge_to_worktree(runner, drv, b"x\n", 1, 0, None, b"0" * 40, b"p", eol)
+        smudge_to_worktree(runner, drv, ConvAttrs(1, 0, drv, None), b"x\n", b"0" * 40, b"p", eol)
 
 
 def test_filter_that_will_not_start(runner):

@@ -269,10 +269,8 @@ class Checkout:
         except Exception:  # noqa: BLE001
             return None
         if ca.drv is None:  # what write_pc_item writes: stream filters or in core, as git
-            return convert_blob_to_worktree(data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
-                                            e.oid, e.name, self.eol)
-        return convert_to_working_tree(data, ca.crlf_action, ca.ident, ca.working_tree_encoding,
-                                       e.oid.hex().encode(), e.name, self.eol)
+            return convert_blob_to_worktree(ca, data, e.oid, e.name, self.eol)
+        return convert_to_working_tree(ca, data, e.oid.hex().encode(), e.name, self.eol)
 
     # --- the work tree ---------------------------------------------------------
 
@@ -401,8 +399,7 @@ class Checkout:
             else:
                 data = self.repo.odb.read_blob(e.oid)
                 try:
-                    data = smudge_to_worktree(self.filters, ca.drv, data, ca.crlf_action, ca.ident,
-                                              ca.working_tree_encoding, e.oid.hex().encode(), e.name,
+                    data = smudge_to_worktree(self.filters, ca.drv, ca, data, e.oid.hex().encode(), e.name,
                                               self.eol, self.error)
                 except SmudgeFailed as ex:  # convert.c dies: so does the checkout
                     raise CheckoutError(f"fatal: {ex}", 128) from None
