@@ -338,6 +338,7 @@ class _TwowayMerge:
         self.staged_gone: list[bytes] = []
         self.leads: set[bytes] = set()  # refused as the leading file of a deeper path
         self.leads_removed: set[bytes] = set()
+        self.lead_entries: set[bytes] = set()  # the deeper paths refused so: git looks no further below them
         self.lose_dirs: list[bytes] = []
 
     def modified(self, cur: Entry) -> bool:
@@ -416,6 +417,7 @@ class _TwowayMerge:
                 if lead not in self.tracked and not ignored(lead):
                     self.untracked.append(lead)
                     self.leads.add(lead)
+                    self.lead_entries.add(path)
                 continue
             st = wt.lstat(path)
             if st is not None:
@@ -444,6 +446,7 @@ class _TwowayMerge:
                 if lead not in self.tracked and not self.ignored(lead):
                     self.untracked_removed.append(lead)
                     self.leads_removed.add(lead)
+                    self.lead_entries.add(path)
                 continue
             st = wt.lstat(path)
             if st is None or self.ignored(path):
@@ -468,9 +471,9 @@ class _TwowayMerge:
         # git stops at the first error of a directory/file pair and never
         # looks below it: no errors for paths under a refused path. (A
         # leading file in the way of a deeper path is no entry of its own:
-        # unpack_trees still descends there.)
+        # unpack_trees still descends there, but not below that deeper path.)
         refused = (set(overwrite) | set(not_uptodate) | set(lose_dirs) | (set(untracked) - self.leads)
-                   | (set(untracked_removed) - self.leads_removed))
+                   | (set(untracked_removed) - self.leads_removed) | self.lead_entries)
         # A leading file refused as an entry of its own (its deletion) is
         # not refused again for the deeper path git then never visits.
         untracked = [p for p in untracked if p not in self.leads or p not in refused]

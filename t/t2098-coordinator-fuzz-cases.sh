@@ -356,6 +356,17 @@ test_expect_success 'a symlink to a directory in place of a tracked one: a leavi
 	echo u >expect && test_cmp expect outside/util.c/u
 '
 
+test_expect_success 'a file where a directory was, the target has a file below it: git lists only the file in the way' '
+	git init -q leadfile && (
+		cd leadfile && mkdir -p d/e && echo one >d/e/g && git add . && git commit -qm one &&
+		git checkout -q -b other && git rm -q -r d && mkdir d && echo two >d/e && git add d &&
+		git commit -qm two && git checkout -q main && rm -rf d && echo mine >d
+	) &&
+	fuzz_case leadfile "checkout other" other &&
+	test_cmp err.git err.ours &&
+	echo mine >expect && test_cmp expect leadfile.ours/d
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
