@@ -70,7 +70,8 @@ def test_history_is_stored_as_deltas(sample):
 
 def name_status(path, rev):
     counts = {"A": 0, "M": 0, "D": 0}
-    for line in run_git(path, "diff", "--name-status", "--no-renames", rev, HEAD_BRANCH, text=True).stdout.splitlines():
+    out = run_git(path, "diff", "--name-status", "--no-renames", rev, HEAD_BRANCH, text=True).stdout
+    for line in out.splitlines():
         counts[line[0]] = counts.get(line[0], 0) + 1
     return counts
 
