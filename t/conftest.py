@@ -1,6 +1,7 @@
 """Shared pytest fixtures: an isolated git environment and small repositories.
 
-``git(cwd, *args)`` runs git for a test. Like t/test-lib.sh for the shell tests: git run by a test sees no user or
+``run_git(cwd, *args)`` runs git for a test, ``git(cwd, *args)`` the same for just its
+stdout. Like t/test-lib.sh for the shell tests: git run by a test sees no user or
 system configuration (``HOME`` is the test's own directory,
 ``GIT_CONFIG_NOSYSTEM=1``), no ``GIT_*`` variable from the caller, fixed
 author/committer identities and dates, and ``PYTHONPATH`` pointing at this
@@ -48,10 +49,24 @@ def git_env(tmp_path: Path) -> dict[str, str]:
     return isolated_git_env(home)
 
 
+def run_git(cwd, *args: str, env: dict[str, str] | None = None, input: bytes | str | None = None,
+            check: bool = True, text: bool = False) -> subprocess.CompletedProcess:
+    """Run git in ``cwd``, its stdout and stderr captured; the finished process.
+    ``env``: the process's environment when None, else e.g. :func:`isolated_git_env`'s.
+    ``check``: when git fails, raise an AssertionError naming the command and git's stderr.
+    ``text``: stdout and stderr (and ``input``) as str, as subprocess's ``text=True`` gives them,
+    not bytes."""
+    p = subprocess.run(["git", *args], cwd=cwd, env=env, input=input, capture_output=True, text=text)
+    if check and p.returncode:
+        stderr = p.stderr if text else p.stderr.decode(errors="replace")
+        cmd = " ".join(map(str, args))
+        raise AssertionError(f"git {cmd} (in {cwd}) failed with {p.returncode}: {stderr}")
+    return p
+
+
 def git(cwd, *args: str, env: dict[str, str] | None = None, input: bytes | None = None) -> bytes:
-    """Run git in ``cwd``; its stdout (raises CalledProcessError on failure).
-    ``env``: the process's environment when None, else e.g. :func:`isolated_git_env`'s."""
-    return subprocess.run(["git", *args], cwd=cwd, env=env, input=input, check=True, capture_output=True).stdout
+    """Run git in ``cwd``; its stdout (raises AssertionError on failure, see :func:`run_git`)."""
+    return run_git(cwd, *args, env=env, input=input).stdout
 
 
 class Repo:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import git, run_git
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -44,15 +45,8 @@ def git_env(tmp_path, monkeypatch):
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "author@example.com")
         monkeypatch.setenv(f"GIT_{who}_DATE", "1112354055 +0200")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    git("config", "--global", "init.defaultBranch", "main")
+    git(None, "config", "--global", "init.defaultBranch", "main")
     return home
-
-
-def git(*args, cwd=None, check=True) -> str:
-    res = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    if check and res.returncode:
-        raise AssertionError(f"git {' '.join(args)}: {res.stderr.decode()}")
-    return res.stdout.decode()
 
 
 def manifest(top) -> list[tuple]:
@@ -74,9 +68,9 @@ def manifest(top) -> list[tuple]:
 
 
 def assert_clean(repo) -> None:
-    git("diff-files", "--quiet", cwd=repo)
-    git("diff-index", "--cached", "--quiet", "HEAD", cwd=repo)
-    assert git("status", "--porcelain", cwd=repo) == ""
+    git(repo, "diff-files", "--quiet")
+    git(repo, "diff-index", "--cached", "--quiet", "HEAD")
+    assert git(repo, "status", "--porcelain").decode() == ""
 
 
 @pytest.fixture
@@ -84,7 +78,7 @@ def src(tmp_path):
     """main: 40 files, an executable, a symlink; other: 12 changed, one
     removed, a file turned directory, a new executable."""
     s = tmp_path / "src"
-    git("init", "-q", str(s))
+    git(None, "init", "-q", str(s))
     for i in range(40):
         d = s / f"d{i % 4}"
         d.mkdir(exist_ok=True)
@@ -93,46 +87,46 @@ def src(tmp_path):
     (s / "run.sh").chmod(0o755)
     os.symlink("d1/f1", s / "link")
     (s / "becomes-dir").write_text("plain\n")
-    git("add", ".", cwd=s)
-    git("commit", "-qm", "one", cwd=s)
-    git("checkout", "-q", "-b", "other", cwd=s)
+    git(s, "add", ".")
+    git(s, "commit", "-qm", "one")
+    git(s, "checkout", "-q", "-b", "other")
     for i in range(12):
         (s / f"d{i % 4}" / f"f{i}").write_text(f"changed {i}\n")
-    git("rm", "-q", "d3/f39", "becomes-dir", cwd=s)
+    git(s, "rm", "-q", "d3/f39", "becomes-dir")
     (s / "becomes-dir").mkdir()
     (s / "becomes-dir" / "in").write_text("in\n")
     (s / "new.sh").write_text("#!/bin/sh\nnew\n")
     (s / "new.sh").chmod(0o755)
-    git("add", "-A", cwd=s)
-    git("commit", "-qm", "two", cwd=s)
-    git("checkout", "-q", "main", cwd=s)
+    git(s, "add", "-A")
+    git(s, "commit", "-qm", "two")
+    git(s, "checkout", "-q", "main")
     return s
 
 
 def twins(src, tmp_path, name):
     ours, theirs = tmp_path / f"{name}.ours", tmp_path / f"{name}.git"
-    git("clone", "-q", str(src), str(ours))
-    git("clone", "-q", str(src), str(theirs))
+    git(None, "clone", "-q", str(src), str(ours))
+    git(None, "clone", "-q", str(src), str(theirs))
     return ours, theirs
 
 
 def assert_same(ours, theirs) -> None:
     assert manifest(ours) == manifest(theirs)
-    assert git("ls-files", "-s", cwd=ours) == git("ls-files", "-s", cwd=theirs)
-    assert git("rev-parse", "HEAD", cwd=ours) == git("rev-parse", "HEAD", cwd=theirs)
-    assert git("symbolic-ref", "-q", "HEAD", cwd=ours, check=False) == git(
-        "symbolic-ref", "-q", "HEAD", cwd=theirs, check=False
-    )
+    assert git(ours, "ls-files", "-s").decode() == git(theirs, "ls-files", "-s").decode()
+    assert git(ours, "rev-parse", "HEAD").decode() == git(theirs, "rev-parse", "HEAD").decode()
+    assert run_git(ours, "symbolic-ref", "-q", "HEAD", check=False).stdout.decode() == run_git(
+        theirs, "symbolic-ref", "-q", "HEAD", check=False
+    ).stdout.decode()
 
 
 @pytest.mark.parametrize("workers", [1, 2, 4])
 def test_api_switch_matches_git(src, tmp_path, workers):
     ours, theirs = twins(src, tmp_path, f"w{workers}")
     report = checkout(str(ours), "other", workers=workers, threshold=0)
-    git("checkout", "-q", "other", cwd=theirs)
+    git(theirs, "checkout", "-q", "other")
     assert_same(ours, theirs)
     assert_clean(ours)
-    assert git("symbolic-ref", "HEAD", cwd=ours).strip() == "refs/heads/other"
+    assert git(ours, "symbolic-ref", "HEAD").decode().strip() == "refs/heads/other"
     assert report.workers == workers
     writes = 12 + 2  # changed files, becomes-dir/in, new.sh
     if workers > 1:
@@ -148,15 +142,15 @@ def test_api_detached_and_back_with_a_dulwich_repo(src, tmp_path):
     from dulwich.repo import Repo
 
     ours, theirs = twins(src, tmp_path, "detach")
-    commit = git("rev-parse", "origin/other", cwd=theirs).strip()
+    commit = git(theirs, "rev-parse", "origin/other").decode().strip()
     r = Repo(str(ours))
     try:
         checkout(r, commit, workers=2, threshold=0)
-        git("checkout", "-q", commit, cwd=theirs)
+        git(theirs, "checkout", "-q", commit)
         assert_same(ours, theirs)
         assert_clean(ours)
         checkout(r, "main", workers=2, threshold=0)
-        git("checkout", "-q", "main", cwd=theirs)
+        git(theirs, "checkout", "-q", "main")
         assert_same(ours, theirs)
         assert_clean(ours)
     finally:
@@ -175,12 +169,12 @@ def test_api_refuses_local_changes_untouched(src, tmp_path):
     assert manifest(ours) == before
     assert (ours / ".git" / "index").read_bytes() == index
     assert not (ours / ".git" / "index.lock").exists()
-    assert git("symbolic-ref", "HEAD", cwd=ours).strip() == "refs/heads/main"
+    assert git(ours, "symbolic-ref", "HEAD").decode().strip() == "refs/heads/main"
     # force=True throws the change away, as git checkout -f does.
     checkout(str(ours), "other", workers=2, threshold=0, force=True)
     (theirs / "d0" / "f0").write_text("local\n")
     (theirs / "new.sh").write_text("untracked\n")
-    git("checkout", "-q", "-f", "other", cwd=theirs)
+    git(theirs, "checkout", "-q", "-f", "other")
     assert_same(ours, theirs)
     assert_clean(ours)
 
@@ -190,9 +184,10 @@ def test_api_carries_changes_to_unchanged_paths(src, tmp_path):
     for repo in (ours, theirs):
         (repo / "d2" / "f38").write_text("local\n")  # f38 does not change
     checkout(str(ours), "other", workers=2, threshold=0)
-    git("checkout", "-q", "other", cwd=theirs)
+    git(theirs, "checkout", "-q", "other")
     assert_same(ours, theirs)
-    assert git("status", "--porcelain", cwd=ours) == git("status", "--porcelain", cwd=theirs) == " M d2/f38\n"
+    assert (git(ours, "status", "--porcelain").decode() == git(theirs, "status", "--porcelain").decode()
+            == " M d2/f38\n")
 
 
 def test_api_settings_from_the_environment_it_is_given(src, tmp_path):
@@ -221,7 +216,7 @@ def test_valueless_working_tree_encoding_is_fatal_like_git(src, tmp_path):
     results = []
     for top, argv in ((ours, [sys.executable, "-m", "git_checkout_helper", "parallel-checkout"]),
                       (theirs, ["git", "checkout"])):
-        name = git("ls-files", cwd=top).split()[0]
+        name = git(top, "ls-files").decode().split()[0]
         (top / ".gitattributes").write_text("* working-tree-encoding\n")
         os.unlink(top / name)
         res = subprocess.run([*argv, "--", name], cwd=top, capture_output=True, text=True)

@@ -14,11 +14,11 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
 
 import pytest
+from conftest import git, run_git
 
 from git_checkout_helper import fsinfo
 from git_checkout_helper.autoworkers import (
@@ -281,13 +281,6 @@ def test_setting_auto():
 # -- whole checkouts ------------------------------------------------------------------
 
 
-def _git(env, cwd, *args, check=True):
-    p = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
-    if check and p.returncode:
-        raise AssertionError(f"git {' '.join(args)}: {p.stderr}")
-    return p
-
-
 def _manifest(top):
     out = []
     for root, dirs, files in os.walk(top):
@@ -312,7 +305,7 @@ def tmpfs_repos(git_env):
     top = tempfile.mkdtemp(prefix="gch-auto-test-", dir=TMPFS)
     try:
         src = os.path.join(top, "src")
-        _git(git_env, top, "init", "-q", src)
+        git(top, "init", "-q", src, env=git_env)
         for i in range(300):
             d = os.path.join(src, f"d{i % 7}", f"e{i % 3}")
             os.makedirs(d, exist_ok=True)
@@ -321,10 +314,10 @@ def tmpfs_repos(git_env):
             if i % 40 == 0:
                 os.chmod(os.path.join(d, f"f{i}"), 0o755)
         os.symlink("d0/e0/f0", os.path.join(src, "link"))
-        _git(git_env, src, "add", ".")
-        _git(git_env, src, "commit", "-q", "-m", "one")
+        git(src, "add", ".", env=git_env)
+        git(src, "commit", "-q", "-m", "one", env=git_env)
         for name in ("ours", "theirs"):
-            _git(git_env, top, "clone", "-q", "--no-checkout", src, name)
+            git(top, "clone", "-q", "--no-checkout", src, name, env=git_env)
         yield top
     finally:
         shutil.rmtree(top, ignore_errors=True)
@@ -332,11 +325,12 @@ def tmpfs_repos(git_env):
 
 def _assert_twins(env, top):
     ours, theirs = os.path.join(top, "ours"), os.path.join(top, "theirs")
-    _git(env, theirs, "checkout", "-q", "-f", "HEAD")
+    git(theirs, "checkout", "-q", "-f", "HEAD", env=env)
     assert _manifest(ours) == _manifest(theirs)
-    assert _git(env, ours, "status", "--porcelain").stdout == ""
-    assert _git(env, ours, "diff-files", "--quiet", check=False).returncode == 0
-    assert _git(env, ours, "ls-files", "-s").stdout == _git(env, theirs, "ls-files", "-s").stdout
+    assert run_git(ours, "status", "--porcelain", env=env, text=True).stdout == ""
+    assert run_git(ours, "diff-files", "--quiet", env=env, check=False, text=True).returncode == 0
+    assert (run_git(ours, "ls-files", "-s", env=env, text=True).stdout
+            == run_git(theirs, "ls-files", "-s", env=env, text=True).stdout)
 
 
 @pytest.mark.parametrize("how", ["config", "jobs"])
@@ -347,7 +341,7 @@ def test_cli_auto_on_tmpfs(tmpfs_repos, git_env, how):
     ours = os.path.join(tmpfs_repos, "ours")
     args = ["-c", "checkout.workers=Auto", "parallel-checkout"] if how == "config" else \
         ["parallel-checkout", "-j", "auto"]
-    p = _git(env, ours, *args, "-q", "-v", "-f", "HEAD")
+    p = run_git(ours, *args, "-q", "-v", "-f", "HEAD", env=env, text=True)
     report = json.loads(p.stdout.splitlines()[-1])
     d = report["auto_workers"]
     assert d["fs"] == "tmpfs" and d["filesystem"]["fstype"] == "tmpfs" and d["items"] == 300
@@ -363,17 +357,17 @@ def test_cli_auto_on_tmpfs(tmpfs_repos, git_env, how):
 def test_cli_auto_threshold_and_bad_value(tmpfs_repos, git_env):
     env = dict(git_env, PATH=os.pathsep.join([os.path.dirname(sys.executable), git_env.get("PATH", "")]))
     ours = os.path.join(tmpfs_repos, "ours")
-    p = _git(env, ours, "-c", "checkout.workers=auto", "-c", "checkout.thresholdForParallelism=1000",
-             "parallel-checkout", "-q", "-v", "-f", "HEAD")
+    p = run_git(ours, "-c", "checkout.workers=auto", "-c", "checkout.thresholdForParallelism=1000",
+                "parallel-checkout", "-q", "-v", "-f", "HEAD", env=env, text=True)
     report = json.loads(p.stdout.splitlines()[-1])
     assert report["auto_workers"]["threshold"] == 1000 and report["workers"] == 1
     assert report["auto_workers"]["reason"] == "sequential: 300 items below the threshold of 1000"
     _assert_twins(git_env, tmpfs_repos)
-    p = _git(env, ours, "parallel-checkout", "-j", "many", "HEAD", check=False)
+    p = run_git(ours, "parallel-checkout", "-j", "many", "HEAD", env=env, check=False, text=True)
     assert p.returncode == 129 and "expects a numerical value" in p.stderr
     # GIT_TEST_CHECKOUT_WORKERS stays numeric, as in git.
-    p = _git(dict(env, GIT_TEST_CHECKOUT_WORKERS="auto"), ours, "parallel-checkout", "-q", "-f", "HEAD",
-             check=False)
+    p = run_git(ours, "parallel-checkout", "-q", "-f", "HEAD",
+                env=dict(env, GIT_TEST_CHECKOUT_WORKERS="auto"), check=False, text=True)
     assert p.returncode == 128 and "invalid value for 'GIT_TEST_CHECKOUT_WORKERS': 'auto'" in p.stderr
 
 

@@ -14,16 +14,13 @@ import subprocess
 import sys
 
 import pytest
+from conftest import git, run_git
 
 from bench import latencyfs
 
 pytestmark = pytest.mark.skipif(
     latencyfs.available() is not None, reason=f"no FUSE here: {latencyfs.available()}"
 )
-
-
-def git(cwd, *args, **kw):
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, **kw)
 
 
 def collided_group(stderr: str) -> list[str]:
@@ -52,10 +49,10 @@ def test_clone_collisions_like_git(tmp_path, source, git_env):
         # The mount really folds case.
         (mnt / "probe").write_text("x")
         assert (mnt / "PROBE").read_text() == "x"
-        theirs = subprocess.run(
-            ["git", "-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0",
-             "clone", "-q", str(source), str(mnt / "git")],
-            capture_output=True, text=True, env=git_env,
+        theirs = run_git(
+            None, "-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0",
+            "clone", "-q", str(source), str(mnt / "git"),
+            env=git_env, check=False, text=True,
         )
         ours = subprocess.run(
             [sys.executable, "-m", "git_checkout_helper", "parallel-clone", "-q", "-v", "-j", "2",
@@ -72,7 +69,7 @@ def test_clone_collisions_like_git(tmp_path, source, git_env):
         for clone in ("git", "ours"):
             names = sorted(os.listdir(mnt / clone))
             assert len([n for n in names if n.casefold() == "file_x"]) == 1, names
-            files = git(mnt / clone, "ls-files", env=git_env).stdout.split()
+            files = git(mnt / clone, "ls-files", env=git_env).split()
             assert len(files) == 63  # the index keeps every entry of the group
         # Everything outside the group is byte-identical to git's clone.
         for i in range(60):

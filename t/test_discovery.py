@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import git, run_git
 
 from git_checkout_helper.discovery import (
     BadRepositoryFormat,
@@ -18,21 +19,18 @@ from git_checkout_helper.discovery import (
 from git_checkout_helper.worktree import list_worktrees
 
 
-def git(cwd, env, *args, check=True) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=check).stdout
-
-
 def git_view(cwd: Path, env: dict[str, str]) -> dict:
     """What git says of the repository seen from ``cwd``."""
-    out = git(cwd, env, "rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir",
-              "--is-bare-repository",
-              "--is-inside-work-tree", "--git-path", "index", "--git-path", "objects").splitlines()
+    out = run_git(cwd, "rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir",
+                  "--is-bare-repository",
+                  "--is-inside-work-tree", "--git-path", "index", "--git-path", "objects",
+                  env=env, text=True).stdout.splitlines()
     gitdir, common, bare, inside, index, objects = out
-    top = git(cwd, env, "rev-parse", "--show-toplevel", check=False).strip() or None
+    top = run_git(cwd, "rev-parse", "--show-toplevel", env=env, check=False, text=True).stdout.strip() or None
     if bare == "true":
         top = None
-    prefix = git(cwd, env, "rev-parse", "--show-prefix").strip() if inside == "true" else None
+    prefix = (run_git(cwd, "rev-parse", "--show-prefix", env=env, text=True).stdout.strip()
+              if inside == "true" else None)
     return {
         "gitdir": os.path.realpath(gitdir),
         "commondir": os.path.realpath(common),
@@ -124,11 +122,11 @@ def test_common_dir_and_object_directory(repo, tmp_path):
 
 def test_gitfile_and_bare_and_core_bare(repo, tmp_path):
     sep = tmp_path / "sep"
-    git(tmp_path, repo.env, "clone", "-q", "--separate-git-dir", str(tmp_path / "sep.git"), str(repo.path),
-        str(sep))
+    git(tmp_path, "clone", "-q", "--separate-git-dir", str(tmp_path / "sep.git"), str(repo.path),
+        str(sep), env=repo.env)
     same_as_git(sep / "a", repo.env)
     assert discover(str(sep), env=setup_env(repo.env)).gitfile == str(sep / ".git")
-    git(tmp_path, repo.env, "clone", "-q", "--bare", str(repo.path), str(tmp_path / "b.git"))
+    git(tmp_path, "clone", "-q", "--bare", str(repo.path), str(tmp_path / "b.git"), env=repo.env)
     assert same_as_git(tmp_path / "b.git" / "refs", repo.env)["worktree"] is None
     repo.git("config", "core.bare", "true")
     assert same_as_git(repo.path / "a", repo.env)["worktree"] is None
@@ -145,17 +143,16 @@ def test_ceiling_directories(repo):
 
 def test_format_refusals_are_git_messages(repo):
     cfg = str(repo.git_dir / "config")
-    git(repo.path, repo.env, "config", "-f", cfg, "core.repositoryformatversion", "1")
-    git(repo.path, repo.env, "config", "-f", cfg, "extensions.fancy", "x")
+    git(repo.path, "config", "-f", cfg, "core.repositoryformatversion", "1", env=repo.env)
+    git(repo.path, "config", "-f", cfg, "extensions.fancy", "x", env=repo.env)
     with pytest.raises(BadRepositoryFormat) as e:
         discover(str(repo.path), env=setup_env(repo.env))
-    theirs = subprocess.run(["git", "checkout", "side"], cwd=repo.path, env=repo.env, capture_output=True,
-                            text=True)
+    theirs = run_git(repo.path, "checkout", "side", env=repo.env, check=False, text=True)
     assert theirs.returncode == 128
     assert theirs.stderr == f"fatal: {e.value}\n"
     # Without a format version nothing in the file counts (read_repository_format).
-    git(repo.path, repo.env, "config", "-f", cfg, "--unset", "core.repositoryformatversion")
-    git(repo.path, repo.env, "config", "-f", cfg, "core.worktree", "/nonexistent")
+    git(repo.path, "config", "-f", cfg, "--unset", "core.repositoryformatversion", env=repo.env)
+    git(repo.path, "config", "-f", cfg, "core.worktree", "/nonexistent", env=repo.env)
     same_as_git(repo.path, repo.env)
 
 
@@ -163,8 +160,7 @@ def test_dubious_ownership_message(repo):
     env = dict(repo.env, GIT_TEST_ASSUME_DIFFERENT_OWNER="1")
     with pytest.raises(DubiousOwnership) as e:
         discover(str(repo.path / "a"), env=setup_env(env))
-    theirs = subprocess.run(["git", "checkout", "side"], cwd=repo.path / "a", env=env, capture_output=True,
-                            text=True)
+    theirs = run_git(repo.path / "a", "checkout", "side", env=env, check=False, text=True)
     assert theirs.stderr == f"fatal: {e.value}\n"
     ok = dict(env, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="safe.directory", GIT_CONFIG_VALUE_0=str(repo.path))
     same_as_git(repo.path / "a", ok)
@@ -181,14 +177,14 @@ def test_alternate_object_directories_from_the_environment(repo, tmp_path):
     twins = {}
     for who in ("ours", "git"):
         d = tmp_path / who
-        subprocess.run(["git", "init", "-q", str(d)], env=repo.env, check=True)
-        git(d, env, "update-ref", "refs/heads/main", head)
+        git(None, "init", "-q", str(d), env=repo.env)
+        git(d, "update-ref", "refs/heads/main", head, env=env)
         twins[who] = d
     ours = subprocess.run([os.path.join(os.path.dirname(sys.executable), "git-parallel-checkout"), "-q", "-f",
                            "main"], cwd=twins["ours"], env=env, capture_output=True, text=True)
-    theirs = subprocess.run(["git", "checkout", "-q", "-f", "main"], cwd=twins["git"], env=env,
-                            capture_output=True, text=True)
+    theirs = run_git(twins["git"], "checkout", "-q", "-f", "main", env=env, check=False, text=True)
     assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr) == (0, "")
     assert (twins["ours"] / "a" / "b" / "f").read_text() == "f\n"
-    assert git(twins["ours"], env, "ls-files", "-s") == git(twins["git"], env, "ls-files", "-s")
-    assert git(twins["ours"], env, "status", "--porcelain") == ""
+    assert (run_git(twins["ours"], "ls-files", "-s", env=env, text=True).stdout
+            == run_git(twins["git"], "ls-files", "-s", env=env, text=True).stdout)
+    assert run_git(twins["ours"], "status", "--porcelain", env=env, text=True).stdout == ""

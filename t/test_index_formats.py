@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import isolated_git_env
+from conftest import git, isolated_git_env, run_git
 
 from git_checkout_helper.ewah import EwahBuilder, ewah_bits, ewah_read
 from git_checkout_helper.index_file import decode_varint, encode_varint, parse_index, serialize_index_file
@@ -41,10 +41,6 @@ def run(cmd, cwd, env, check=True):
     if check and p.returncode:
         raise AssertionError(f"{cmd} failed {p.returncode}: {p.stderr.decode()}")
     return p
-
-
-def git(cwd, env, *args, check=True):
-    return run(["git", *args], cwd, env, check).stdout.decode()
 
 
 MODES = {
@@ -69,41 +65,41 @@ MODES = {
 
 def setup(path: Path, env, mode: str) -> None:
     """The twins' repository: three directories, branches near and far."""
-    git(path.parent, env, "init", "-q", path.name)
+    git(path.parent, "init", "-q", path.name, env=env)
     for d in "abc":
         (path / d / "sub").mkdir(parents=True)
         for i in range(1, 7):
             (path / d / f"f{i}").write_text(f"{d} {i}\n")
             (path / d / "sub" / f"g{i}").write_text(f"{d} s {i}\n")
     (path / "top").write_text("top\n")
-    git(path, env, "add", ".")
-    git(path, env, "commit", "-qm", "one")
-    git(path, env, "checkout", "-qb", "far")
+    git(path, "add", ".", env=env)
+    git(path, "commit", "-qm", "one", env=env)
+    git(path, "checkout", "-qb", "far", env=env)
     for i in range(1, 7):
         (path / "a" / f"f{i}").write_text(f"far {i}\n")
         with open(path / "b" / "sub" / f"g{i}", "a") as f:
             f.write("x\n")
-    git(path, env, "rm", "-q", "c/f1")
+    git(path, "rm", "-q", "c/f1", env=env)
     (path / "c" / "new").write_text("new\n")
-    git(path, env, "add", ".")
-    git(path, env, "commit", "-qm", "far")
-    git(path, env, "checkout", "-q", "master")
-    git(path, env, "checkout", "-qb", "near")
+    git(path, "add", ".", env=env)
+    git(path, "commit", "-qm", "far", env=env)
+    git(path, "checkout", "-q", "master", env=env)
+    git(path, "checkout", "-qb", "near", env=env)
     (path / "a" / "f1").write_text("near\n")
-    git(path, env, "commit", "-qam", "near")
-    git(path, env, "checkout", "-q", "master")
+    git(path, "commit", "-qam", "near", env=env)
+    git(path, "checkout", "-q", "master", env=env)
     # No racily clean entry: which entries a split index keeps depends on it.
     old = 1577836800
     for root, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if d != ".git"]
         for f in files:
             os.utime(os.path.join(root, f), (old, old))
-    git(path, env, "update-index", "-q", "--refresh")
+    git(path, "update-index", "-q", "--refresh", env=env)
     for step in MODES[mode]:
         if step[0] == "!":
             run(["sh", "-c", step[1]], path, env)
         else:
-            git(path, env, *step)
+            git(path, *step, env=env)
 
 
 def index_view(path: Path) -> list:
@@ -130,11 +126,11 @@ def state(path: Path, env) -> list:
     shared = sorted(n for n in os.listdir(path / ".git") if n.startswith("sharedindex."))
     return [
         view, len(shared),
-        git(path, env, "ls-files", "-s"),
-        git(path, env, "ls-files", "-t"),
-        git(path, env, "status", "--porcelain", "-uall"),
-        run(["git", "diff-files", "--quiet"], path, env, check=False).returncode,
-        git(path, env, "write-tree"),
+        git(path, "ls-files", "-s", env=env).decode(),
+        git(path, "ls-files", "-t", env=env).decode(),
+        git(path, "status", "--porcelain", "-uall", env=env).decode(),
+        run_git(path, "diff-files", "--quiet", env=env, check=False).returncode,
+        git(path, "write-tree", env=env).decode(),
         sorted((str(p.relative_to(path)), p.read_bytes()) for p in path.rglob("*")
                if p.is_file() and ".git" not in p.parts),
     ]
@@ -161,7 +157,7 @@ def test_twin_formats_and_operations(tmp_path, env, mode, op):
     if before:
         run(["sh", "-c", before], theirs, env)
         run(["sh", "-c", before], ours, env)
-    g = run(["git", *gcmd], theirs, env, check=False)
+    g = run_git(theirs, *gcmd, env=env, check=False)
     o = run([*OURS, *ocmd], ours, env, check=False)
     assert (o.returncode, o.stdout) == (g.returncode, g.stdout), o.stderr
     assert state(ours, env) == state(theirs, env)
@@ -179,7 +175,7 @@ def test_twin_clone(tmp_path, env, mode):
         key, val = cfg[1].split("=")
         section, name = key.split(".")
         gc.write_text(gc.read_text() + f"[{section}]\n\t{name} = {val}\n")
-    run(["git", "clone", "-q", str(src), "theirs"], tmp_path, env)
+    run_git(tmp_path, "clone", "-q", str(src), "theirs", env=env)
     run([*OURS, "parallel-clone", "-q", str(src), "ours"], tmp_path, env)
     assert state(tmp_path / "ours", env) == state(tmp_path / "theirs", env)
 
@@ -192,26 +188,26 @@ ROUND_TRIP_MODES = list(MODES) + ["reuc", "fsmonitor-hook", "sha256"]
 def _make_for_round_trip(tmp_path, env, mode) -> Path:
     path = tmp_path / "r"
     if mode == "sha256":
-        git(tmp_path, env, "init", "-q", "--object-format=sha256", "r")
+        git(tmp_path, "init", "-q", "--object-format=sha256", "r", env=env)
         (path / "f").write_text("x\n")
-        git(path, env, "add", "f")
-        git(path, env, "commit", "-qm", "1")
-        git(path, env, "update-index", "--split-index")
+        git(path, "add", "f", env=env)
+        git(path, "commit", "-qm", "1", env=env)
+        git(path, "update-index", "--split-index", env=env)
         return path
     setup(path, env, mode if mode in MODES else "v2")
     if mode == "reuc":
-        git(path, env, "checkout", "-qb", "x", "near")
+        git(path, "checkout", "-qb", "x", "near", env=env)
         (path / "a" / "f1").write_text("x\n")
-        git(path, env, "commit", "-qam", "x")
-        run(["git", "merge", "far"], path, env, check=False)
+        git(path, "commit", "-qam", "x", env=env)
+        run_git(path, "merge", "far", env=env, check=False)
         (path / "a" / "f1").write_text("resolved\n")
-        git(path, env, "add", "a")
+        git(path, "add", "a", env=env)
     if mode == "fsmonitor-hook":
         hook = path / "fsm-hook"
         hook.write_text("#!/bin/sh\nprintf 'token\\0/\\0'\n")
         hook.chmod(0o755)
-        git(path, env, "config", "core.fsmonitor", str(hook))
-        git(path, env, "status")
+        git(path, "config", "core.fsmonitor", str(hook), env=env)
+        git(path, "status", env=env)
     return path
 
 
@@ -296,7 +292,7 @@ def test_refuses_unknown_required_extension(tmp_path, env, args):
     ix.write_bytes(_with_extension(ix.read_bytes(), b"abcd", b"zz"))
     _refused(path, env, "error: index uses abcd extension, which we do not understand", *args)
     # git itself refuses it the same way
-    p = run(["git", "status"], path, env, check=False)
+    p = run_git(path, "status", env=env, check=False)
     assert p.returncode == 128 and "abcd extension" in p.stderr.decode()
 
 
@@ -308,7 +304,7 @@ def test_ignores_unknown_optional_extension_like_git(tmp_path, env):
     p = run([*OURS, "parallel-checkout", "-q", "far"], path, env)
     assert "ignoring ZZZZ extension" in p.stderr.decode()
     assert b"ZZZZ" not in ix.read_bytes()  # git does not write it back either
-    assert run(["git", "diff-files", "--quiet"], path, env, check=False).returncode == 0
+    assert run_git(path, "diff-files", "--quiet", env=env, check=False).returncode == 0
 
 
 def test_refuses_bad_version_and_checksum(tmp_path, env):
@@ -331,16 +327,16 @@ def test_zero_trailing_hash_is_read(tmp_path, env):
     ix = path / ".git" / "index"
     ix.write_bytes(ix.read_bytes()[:-20] + b"\0" * 20)
     run([*OURS, "parallel-checkout", "-q", "far"], path, env)
-    assert run(["git", "diff-files", "--quiet"], path, env, check=False).returncode == 0
+    assert run_git(path, "diff-files", "--quiet", env=env, check=False).returncode == 0
 
 
 def test_index_skiphash_writes_a_zero_trailer(tmp_path, env):
     path = tmp_path / "r"
     setup(path, env, "v2")
-    git(path, env, "config", "index.skipHash", "true")
+    git(path, "config", "index.skipHash", "true", env=env)
     run([*OURS, "parallel-checkout", "-q", "far"], path, env)
     assert (path / ".git" / "index").read_bytes()[-20:] == b"\0" * 20
-    assert git(path, env, "status", "--porcelain") == ""
+    assert git(path, "status", "--porcelain", env=env).decode() == ""
 
 
 def test_refuses_missing_or_corrupt_shared_index(tmp_path, env):
@@ -359,8 +355,8 @@ def test_refuses_missing_or_corrupt_shared_index(tmp_path, env):
 def test_refuses_sparse_index(tmp_path, env):
     path = tmp_path / "r"
     setup(path, env, "v2")
-    git(path, env, "sparse-checkout", "init", "--cone", "--sparse-index")
-    git(path, env, "sparse-checkout", "set", "a")
+    git(path, "sparse-checkout", "init", "--cone", "--sparse-index", env=env)
+    git(path, "sparse-checkout", "set", "a", env=env)
     assert b"sdir" in (path / ".git" / "index").read_bytes()
     _refused(path, env, "sparse index", "far")
 
@@ -370,11 +366,12 @@ def test_split_index_is_never_destroyed(tmp_path, env):
     files do not change (it used to come back as one nameless entry)."""
     path = tmp_path / "r"
     setup(path, env, "split")
-    git(path, env, "checkout", "-qb", "same")
+    git(path, "checkout", "-qb", "same", env=env)
     run([*OURS, "parallel-checkout", "-q", "master"], path, env)
-    assert len(git(path, env, "ls-files", "-s").splitlines()) == 37
-    assert git(path, env, "status", "--porcelain") == ""
-    assert git(path, env, "write-tree") == git(path, env, "rev-parse", "master^{tree}")
+    assert len(git(path, "ls-files", "-s", env=env).decode().splitlines()) == 37
+    assert git(path, "status", "--porcelain", env=env).decode() == ""
+    assert (git(path, "write-tree", env=env).decode()
+            == git(path, "rev-parse", "master^{tree}", env=env).decode())
 
 
 @pytest.mark.parametrize("mode", ["split", "split-v4", "untracked-cache", "threads"])
@@ -383,7 +380,7 @@ def test_twin_far_switch_with_helpers(tmp_path, env, mode):
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     setup(theirs, env, mode)
     setup(ours, env, mode)
-    git(theirs, env, "checkout", "-q", "far")
+    git(theirs, "checkout", "-q", "far", env=env)
     run([*OURS, "parallel-checkout", "-q", "far"], ours, dict(env, GIT_TEST_CHECKOUT_WORKERS="2"))
     assert state(ours, env) == state(theirs, env)
 
@@ -397,12 +394,13 @@ def test_unmerged_entries_kept_or_dropped_as_git(tmp_path, env, ours_cmd, git_cm
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     for p in (theirs, ours):
         setup(p, env, "v2")
-        git(p, env, "checkout", "-qb", "x", "near")
+        git(p, "checkout", "-qb", "x", "near", env=env)
         (p / "a" / "f1").write_text("x\n")
-        git(p, env, "commit", "-qam", "x")
-        run(["git", "merge", "far"], p, env, check=False)
-        assert "a/f1" in git(p, env, "ls-files", "-u")
-    run(["git", *git_cmd], theirs, env, check=False)
+        git(p, "commit", "-qam", "x", env=env)
+        run_git(p, "merge", "far", env=env, check=False)
+        assert "a/f1" in git(p, "ls-files", "-u", env=env).decode()
+    run_git(theirs, *git_cmd, env=env, check=False)
     run([*OURS, *ours_cmd], ours, env, check=False)
-    assert git(ours, env, "ls-files", "-s") == git(theirs, env, "ls-files", "-s")
-    assert git(ours, env, "status", "--porcelain") == git(theirs, env, "status", "--porcelain")
+    assert git(ours, "ls-files", "-s", env=env).decode() == git(theirs, "ls-files", "-s", env=env).decode()
+    assert (git(ours, "status", "--porcelain", env=env).decode()
+            == git(theirs, "status", "--porcelain", env=env).decode())

@@ -6,21 +6,17 @@ repository is test infrastructure made by git, read by everyone.
 
 import posixpath
 import statistics
-import subprocess
 
 import pytest
+from conftest import run_git
 
 from bench.samplerepo import HEAD_BRANCH, OLD_TAG, RECENT_TAG, make_sample_repo
 
 FILES = 500
 
 
-def git(cwd, *args):
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
-
-
 def tree_of(path, rev=HEAD_BRANCH):
-    return git(path, "rev-parse", f"{rev}^{{tree}}").strip()
+    return run_git(path, "rev-parse", f"{rev}^{{tree}}", text=True).stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +28,7 @@ def sample(tmp_path_factory):
 
 def ls_tree(path):
     rows = []
-    for line in git(path, "ls-tree", "-r", "-l", HEAD_BRANCH).splitlines():
+    for line in run_git(path, "ls-tree", "-r", "-l", HEAD_BRANCH, text=True).stdout.splitlines():
         meta, name = line.split("\t", 1)
         mode, _typ, oid, size = meta.split()
         rows.append((mode, oid, int(size) if size != "-" else 0, name))
@@ -56,7 +52,7 @@ def test_shape_of_head(sample):
     assert max(sizes) > 1024 * 1024  # a multi-MB file
     names = {r[3] for r in regular}
     for _mode, oid, _size, name in links:  # relative symlinks to files of the tree
-        target = git(path, "cat-file", "blob", oid)
+        target = run_git(path, "cat-file", "blob", oid, text=True).stdout
         assert not target.startswith("/")
         assert posixpath.normpath(posixpath.join(posixpath.dirname(name), target)) in names
 
@@ -65,7 +61,7 @@ def test_history_is_stored_as_deltas(sample):
     path, _ = sample
     packs = list((path / "objects" / "pack").glob("pack-*.idx"))
     assert len(packs) == 1  # repacked into one pack
-    out = git(path, "verify-pack", "-v", str(packs[0]))
+    out = run_git(path, "verify-pack", "-v", str(packs[0]), text=True).stdout
     deltas = [line for line in out.splitlines() if len(line.split()) == 7 and line.split()[1] == "blob"]
     assert len(deltas) > FILES // 4
     head_blobs = {r[1] for r in ls_tree(path)}
@@ -74,7 +70,8 @@ def test_history_is_stored_as_deltas(sample):
 
 def name_status(path, rev):
     counts = {"A": 0, "M": 0, "D": 0}
-    for line in git(path, "diff", "--name-status", "--no-renames", rev, HEAD_BRANCH).splitlines():
+    out = run_git(path, "diff", "--name-status", "--no-renames", rev, HEAD_BRANCH, text=True).stdout
+    for line in out.splitlines():
         counts[line[0]] = counts.get(line[0], 0) + 1
     return counts
 
@@ -82,7 +79,7 @@ def name_status(path, rev):
 def test_tags_differ_from_head_by_the_intended_shares(sample):
     path, info = sample
     assert info["tags"] == {"old": OLD_TAG, "recent": RECENT_TAG}
-    assert info["commits"]["head"] == git(path, "rev-parse", HEAD_BRANCH).strip()
+    assert info["commits"]["head"] == run_git(path, "rev-parse", HEAD_BRANCH, text=True).stdout.strip()
     far = name_status(path, OLD_TAG)
     near = name_status(path, RECENT_TAG)
     n = FILES + info["symlinks"]
@@ -91,8 +88,8 @@ def test_tags_differ_from_head_by_the_intended_shares(sample):
     assert far["D"] > near["D"] > 0
     assert far["A"] > near["A"] > 0
     # the old tag is older than the recent one, and both are ancestors of HEAD
-    subprocess.run(["git", "merge-base", "--is-ancestor", OLD_TAG, RECENT_TAG], cwd=path, check=True)
-    subprocess.run(["git", "merge-base", "--is-ancestor", RECENT_TAG, HEAD_BRANCH], cwd=path, check=True)
+    run_git(path, "merge-base", "--is-ancestor", OLD_TAG, RECENT_TAG)
+    run_git(path, "merge-base", "--is-ancestor", RECENT_TAG, HEAD_BRANCH)
 
 
 def test_same_seed_same_repository(tmp_path):
@@ -112,7 +109,7 @@ def test_non_bare_and_refuses_a_non_empty_directory(tmp_path):
     info = make_sample_repo(tmp_path / "w", files=40, seed=1, with_history=False, bare=False)
     assert (tmp_path / "w" / ".git").is_dir()
     assert info["files"] == 40
-    git(tmp_path / "w", "checkout", "-q", "-f", HEAD_BRANCH)
-    assert git(tmp_path / "w", "status", "--porcelain") == ""
+    run_git(tmp_path / "w", "checkout", "-q", "-f", HEAD_BRANCH)
+    assert run_git(tmp_path / "w", "status", "--porcelain", text=True).stdout == ""
     with pytest.raises(FileExistsError):
         make_sample_repo(tmp_path / "w", files=40)
