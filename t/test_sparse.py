@@ -5,8 +5,8 @@ the sparse index is refused (see test_index_formats)."""
 from __future__ import annotations
 
 import pytest
-from conftest import isolated_git_env
-from test_index_formats import OURS, git, run, setup, state
+from conftest import git, isolated_git_env
+from test_index_formats import OURS, run, setup, state
 
 from git_checkout_helper.sparse import SparseCheckout
 
@@ -48,11 +48,11 @@ OPS = {
 
 def sparse_setup(path, env, cone, patterns):
     setup(path, env, "v2")
-    git(path, env, "config", "core.sparseCheckout", "true")
-    git(path, env, "config", "core.sparseCheckoutCone", "true" if cone else "false")
+    git(path, "config", "core.sparseCheckout", "true", env=env)
+    git(path, "config", "core.sparseCheckoutCone", "true" if cone else "false", env=env)
     (path / ".git" / "info").mkdir(exist_ok=True)
     (path / ".git" / "info" / "sparse-checkout").write_text(patterns)
-    git(path, env, "read-tree", "-mu", "HEAD")
+    git(path, "read-tree", "-mu", "HEAD", env=env)
 
 
 @pytest.mark.parametrize("op", list(OPS))
@@ -94,7 +94,7 @@ def test_sparse_checkout_command_twins(tmp_path, env, op):
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     for p in (theirs, ours):
         setup(p, env, "v2")
-        git(p, env, "sparse-checkout", "set", "b/sub")
+        git(p, "sparse-checkout", "set", "b/sub", env=env)
         assert "sparseCheckout" not in (p / ".git" / "config").read_text()
     gcmd, ocmd = OPS[op]
     g = run(["git", *gcmd], theirs, env, check=False)
