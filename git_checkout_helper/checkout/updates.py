@@ -203,8 +203,7 @@ class Checkout:
             glob_data = _read_file(path)
         self._attr_files = (info, glob_data)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
-        self._checkin = CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol,
-                                          self.drivers, lambda line: self.err.write(line + "\n"))
+        self._checkin = self._checkin_attributes(index)
         self._path_attrs: dict[bytes, ConvAttrs] = {}
         # No source anywhere: nothing tracked or in the target, and a work
         # tree that holds nothing yet (a clone), so no untracked
@@ -246,11 +245,16 @@ class Checkout:
         as this checkout left it, then of the index being written."""
         if not any(not e.uptodate and is_racy_stat(timestamp_ns, e.mtime_s) for e in entries):
             return
-        info, glob_data = getattr(self, "_attr_files", (None, None))
-        checkin = CheckinAttributes(self.top, {e.name: e for e in entries}, self.repo.odb.read_blob, info, glob_data,
-                                    self.eol, self.drivers, lambda line: self.err.write(line + "\n"))
+        checkin = self._checkin_attributes({e.name: e for e in entries})
         smudge_racily_clean(entries, self.top, self.repo.hash_name, self.to_worktree, timestamp_ns, checkin.to_git,
                             self.core)
+
+    def _checkin_attributes(self, index: dict[bytes, Entry]) -> CheckinAttributes:
+        """Check-in attributes over the work tree, then ``index`` (cleancheck.py); git's
+        messages for a file it cannot read back go to stderr."""
+        info, glob_data = getattr(self, "_attr_files", (None, None))
+        return CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol, self.drivers,
+                                 lambda line: self.err.write(line + "\n"))
 
     def to_git(self, e: Entry, data: bytes) -> bytes | None:
         """``data``, the file of ``e``, as the index would store it (cleancheck.py), or None."""
