@@ -108,7 +108,7 @@ def run_checkout(
             raise CheckoutError("", 1)
         entries = [plan.entries[p] for p in sorted(plan.entries)]
         if clone is not None:
-            co.report_collisions(entries)
+            co.collisions.report(entries, err)
         co.smudge_racily_clean(entries, old.mtime_ns)
         lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
                                 worktree=co.top[:-1], switch=True, err=err,

@@ -36,6 +36,7 @@ import msgspec
 from ..attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from ..autoworkers import AutoWorkers, auto_workers
 from ..cleancheck import CheckinAttributes
+from ..collisions import Collisions
 from ..config import AUTO_WORKERS, eol_config, is_auto, parallel_checkout_configs, threshold_setting
 from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from ..coresettings import core_settings
@@ -114,6 +115,7 @@ class Checkout:
         self._auto: AutoWorkers | None = None
         self._fsinfo = None  # fsinfo.FsInfo of out_top, probed once (auto)
         self._made_dirs: set[bytes] = set()
+        self.collisions = Collisions(self.core)  # paths found sharing one file (a clone's warning)
         self._dynamic: bool | None = None  # checkout.distribution, read once
 
     # --- messages --------------------------------------------------------------
@@ -686,6 +688,9 @@ class Checkout:
         for i in collided:
             e = q.entries[i]
             self.report.collided.append(e.name.decode("utf-8", "surrogateescape"))
+            there = _lstat_or_none(self.out_top + e.name)
+            if there is not None:
+                self.collisions.mark(e, there, q.entries)
             try:
                 self.prepare_path(e.name)
             except OSError as ex:
@@ -700,22 +705,6 @@ class Checkout:
                 self.progress.add()
         if smudge_failed:
             raise CheckoutError("", 128)
-
-    def report_collisions(self, entries: list[Entry]) -> None:
-        """Clone's warning for paths that share one file (case-insensitive fs)."""
-        by_inode: dict[tuple[int, int], list[bytes]] = {}
-        for e in entries:
-            if e.mode & 0o170000 == 0o100000 and e.uptodate:
-                by_inode.setdefault((e.dev, e.ino), []).append(e.name)
-        groups = [g for g in by_inode.values() if len(g) > 1]
-        if not groups:
-            return
-        lines = ["the following paths have collided (e.g. case-sensitive paths",
-                 "on a case-insensitive filesystem) and only one from the same",
-                 "colliding group is in the working tree:"]
-        for g in groups:
-            lines.extend(f"  '{n.decode('utf-8', 'replace')}'" for n in g)
-        self.err.write("warning: " + "\n".join(lines) + "\n")
 
 
 def _lstat_or_none(path: bytes) -> os.stat_result | None:
