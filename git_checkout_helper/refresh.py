@@ -43,13 +43,17 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
             st = os.lstat(top + path)
         except OSError:
             continue
-        if e.stat_matches(st, core.check_stat, core.trust_ctime) and not is_racy_stat(racy_timestamp_ns, e.mtime_s):
+        stat_ok = type_matches(e, st, core) and e.stat_matches(st, core.check_stat, core.trust_ctime)
+        if stat_ok and not is_racy_stat(racy_timestamp_ns, e.mtime_s):
             e.uptodate = True  # ce_mark_uptodate
             continue
-        if e.size and e.size != st.st_size & 0xFFFFFFFF and not stat_mod.S_ISDIR(st.st_mode):
+        if not stat_ok and e.size and e.size != st.st_size & 0xFFFFFFFF and not stat_mod.S_ISDIR(st.st_mode):
             continue  # ie_modified: DATA_CHANGED with a known size is a change, content unread
         if worktree_matches(e, top + path, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git):
-            e.fill_stat(st)
+            if stat_ok:
+                e.uptodate = True  # racily clean and unchanged: marked, its stat data left as they are
+            else:
+                e.fill_stat(st)
 
 
 def smudge_racily_clean(entries: list[Entry], top: bytes, hash_name: str,
