@@ -277,8 +277,9 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
             changed = stat_mod.S_ISDIR(st.st_mode) and _submodule_head(full) not in (None, e.oid)
             mode = e.mode
         else:
+            # diff-index's ie_match_stat: stat data that differ are a change, unread
             changed = not e.uptodate and not worktree_matches(e, full, st, co.repo.hash_name, co.to_worktree,
-                                                              racy_ns, co.core, co.to_git)
+                                                              racy_ns, co.core, co.to_git, stat_only=True)
             mode = _mode_of(st) if changed else e.mode
         if t is None:
             lines.append(f"A\t{name}\n")
