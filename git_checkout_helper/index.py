@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat as stat_mod
 import struct
 
 import msgspec
@@ -87,10 +88,13 @@ class Entry(msgspec.Struct, gc=False):
 
     def fill_stat(self, st) -> None:
         """``fill_stat_cache_info``, from an ``os.stat_result`` or a helper's
-        :class:`wire.StatData`; the entry is then up to date."""
+        :class:`wire.StatData` (always a regular file). Only a regular file is
+        then up to date, as in git: a symlink just written is still checked
+        for racy stat data when the index is written (``do_write_index``),
+        and goes to the split part of a split index."""
         (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns,
          self.dev, self.ino, self.uid, self.gid, self.size) = stat_data(st)
-        self.uptodate = True
+        self.uptodate = not isinstance(st, os.stat_result) or stat_mod.S_ISREG(st.st_mode)
 
     def stat_matches(self, st, check_stat: bool = True, trust_ctime: bool = True) -> bool:
         """``match_stat_data`` for a regular file, symlink or gitlink, as git

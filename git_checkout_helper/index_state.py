@@ -249,7 +249,6 @@ def index_bytes(
     switch: bool,
     changed: bool,
     changed_paths=(),
-    refreshed: bool = False,
     unread: bool = False,
     err=None,
 ) -> bytes:
@@ -326,7 +325,7 @@ def index_bytes(
             gitdir=os.path.dirname(state.path) if state is not None else ".",
             timestamp_ns=old.mtime_ns, max_split=max_split,
             expire=expire.decode("utf-8", "replace") if expire is not None else None,
-            new_shared=split is None, refreshed=refreshed, ieot_blocks=blocks, eoie=eoie)
+            new_shared=split is None, ieot_blocks=blocks, eoie=eoie)
     from .index_file import serialize_index_file
 
     return serialize_index_file(version, entries, exts, rawsz, blocks, eoie,

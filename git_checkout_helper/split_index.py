@@ -214,14 +214,12 @@ def write_split_index(
     max_split: int,
     expire: str | None,
     new_shared: bool,
-    refreshed: bool = False,
     ieot_blocks: int = 0,
     eoie: bool = False,
 ) -> bytes:
     """``write_locked_index`` for an index that stays split: the bytes of
     the new split ``index`` (a new ``sharedindex.*`` written first when
-    git would write one). ``refreshed``: the entries carried over were
-    refreshed (``refresh_index``: CE_UPTODATE), so none is racily clean."""
+    git would write one)."""
     base = split.base if split is not None else None
     if base is None or new_shared or too_many_not_shared_entries(entries, max_split):
         # write_shared_index: every entry goes to a new shared index, the
@@ -281,11 +279,10 @@ def write_split_index(
             delete.append(i)
             continue
         b = base_entries[i]
-        # CE_UPTODATE as git has it: written by this checkout (fill_stat_cache_info
-        # marks regular files only), or carried over and refreshed.
-        git_uptodate = e.mode & 0o170000 == 0o100000 if e.uptodate else refreshed
+        # A racily clean entry goes to the split part, where do_write_index
+        # can smudge it; CE_UPTODATE (Entry.uptodate) as git sets it.
         update = (not fresh and (i in split.replaced or not _ondisk_same(e, b))) or (
-            not git_uptodate and _racy(e, timestamp_ns))
+            not e.uptodate and _racy(e, timestamp_ns))
         if update:
             replace_pos.append(i)
             out.append(e)

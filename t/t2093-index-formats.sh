@@ -29,9 +29,16 @@ do
 			# no entry racily clean: which ones are depends on when each
 			# twin wrote its index, and racy ones go to a split index
 			find $d -path $d/.git -prune -o -type f -exec touch -d @$past {} + &&
+			# but racily clean symlinks, in the second the index is
+			# stamped with: the refresh of the checkout finds them
+			# unchanged (CE_UPTODATE), so they stay out of a split part
+			now=$(date +%s) &&
+			find $d -path $d/.git -prune -o -type l -exec touch -h -d @$now {} + &&
 			git -C $d update-index -q --refresh &&
 			case $MODE in
-			split) git -C $d update-index --split-index ;;
+			split)
+				git -C $d update-index --split-index &&
+				touch -d @$now $d/.git/index ;;
 			v4) git -C $d update-index --index-version 4 ;;
 			sparse) git -C $d sparse-checkout set --cone "$(git -C src ls-tree -d --name-only main | sed -n 2p)" ;;
 			esac || return 1

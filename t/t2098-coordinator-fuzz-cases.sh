@@ -367,6 +367,19 @@ test_expect_success 'a file where a directory was, the target has a file below i
 	echo mine >expect && test_cmp expect leadfile.ours/d
 '
 
+test_expect_success 'local changes after a switch are listed from stat data: a file that no longer decodes is not read' '
+	git init -q u16 && (
+		cd u16 && printf "%0300d\n" 0 | tr 0 x >f.u16 && git add f.u16 && git commit -qm one &&
+		git checkout -q -b b0 && echo "*.u16 working-tree-encoding=UTF-16LE" >.gitattributes &&
+		git add .gitattributes && git commit -qm two && rm f.u16 && git checkout -q -f b0 &&
+		{ printf "%0300d\n" 0 | tr 0 x && echo local; } >f.u16 &&
+		# every time 10 s back, the file still newer than the index
+		find . -exec sh -c "for p; do touch -h -r \"\$p\" -d \"-10 seconds\" \"\$p\"; done" - {} +
+	) &&
+	fuzz_case u16 "checkout main" main &&
+	! grep "encode" err.ours
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

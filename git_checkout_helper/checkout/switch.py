@@ -112,7 +112,7 @@ def run_checkout(
         co.smudge_racily_clean(entries, old.mtime_ns)
         lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
                                 worktree=co.top[:-1], switch=True, err=err,
-                                refreshed=not (opts.force or clone is not None), unread=clone is not None,
+                                unread=clone is not None,
                                 changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     except BaseException:
         lock.rollback()
