@@ -20,6 +20,7 @@ from dulwich.repo import Repo
 from .config import read_config
 from .discovery import SetupEnv
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
+from .wrapper import list_dir
 
 __all__ = ["Repository", "RevisionError", "TreeFiles"]
 
@@ -245,7 +246,7 @@ class Repository:
         old = None if clone else self.head_commit()
         if clone and self._keeps_reflogs():
             remote_heads = [os.path.join("refs", "remotes", n, "HEAD")
-                            for n in _listdir(os.path.join(self.dirs.commondir, "refs", "remotes"))]
+                            for n in sorted(list_dir(os.path.join(self.dirs.commondir, "refs", "remotes")))]
             for ref in ([os.fsdecode(branch)] if branch is not None else []) + remote_heads:
                 if ref.startswith("refs/remotes/"):
                     target = self._remote_head_commit(ref)
@@ -383,8 +384,3 @@ class Repository:
         return f"{name} <{email}> {parts[0]} {parts[1]}".encode()
 
 
-def _listdir(path: str) -> list[str]:
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []

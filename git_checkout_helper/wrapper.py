@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["WRITE_CHUNK", "show_path", "write_in_full"]
+__all__ = ["WRITE_CHUNK", "list_dir", "show_path", "write_in_full"]
 
 #: Above this size a plain item is written in slices of this many bytes, so
 #: one write() never holds more than this of a large blob at a time.
@@ -21,6 +21,16 @@ def show_path(path: bytes) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def list_dir(path):
+    """The names in directory ``path`` (``str`` or ``bytes``, as ``os.listdir``),
+    none when it cannot be read: its callers treat a missing or unreadable
+    directory as an empty one."""
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def write_in_full(fd: int, data: bytes) -> None:

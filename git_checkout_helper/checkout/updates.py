@@ -49,7 +49,7 @@ from ..progress import Progress
 from ..refresh import smudge_racily_clean
 from ..repository import Repository, TreeFiles
 from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
-from ..wrapper import show_path, write_in_full
+from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
@@ -212,7 +212,7 @@ class Checkout:
         # .gitattributes in a subdirectory can count either.
         self._attrs_trivial = (self._attrs.empty and not index
                                and not any(p.endswith(b"/.gitattributes") for p in files)
-                               and not any(n != b".git" for n in _listdir(self.top)))
+                               and not any(n != b".git" for n in list_dir(self.top)))
 
     def conv_attrs(self, path: bytes) -> ConvAttrs:
         stack = self._attrs
@@ -712,13 +712,6 @@ def _lstat_or_none(path: bytes) -> os.stat_result | None:
         return os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-
-
-def _listdir(path: bytes) -> list[bytes]:
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []
 
 
 def _read_file(path: str) -> bytes | None:
