@@ -46,6 +46,6 @@ class Collisions:
             return
         lines = ["the following paths have collided (e.g. case-sensitive paths",
                  "on a case-insensitive filesystem) and only one from the same",
-                 "colliding group is in the working tree:"]
+                 "colliding group is in the working tree:", ""]
         lines.extend(f"  '{e.name.decode('utf-8', 'replace')}'" for e in entries if e.name in self.matched)
         err.write("warning: " + "\n".join(lines) + "\n")
