@@ -15,7 +15,7 @@ We copy after the repository was made (git copies into the empty
 directory first), so what our repository creation adds of its own
 (``description``, ``info/exclude``, empty ``branches/``, ``hooks/`` and
 ``info/``: git makes none of them) goes first, and a template ``config``
-is not merged into the clone's.
+is merged (:func:`_merge_config`) rather than copied.
 """
 
 from __future__ import annotations
@@ -61,7 +61,37 @@ def copy_templates(gitdir: str, source: str | None) -> None:
         except OSError:
             pass  # not there, or not empty
     if source is not None and os.path.isdir(source):
+        template_config = os.path.join(source, "config")
+        if os.path.isfile(template_config):
+            _merge_config(template_config, os.path.join(gitdir, "config"))
         _copy_dir(source, gitdir)
+
+
+def _merge_config(template: str, config: str) -> None:
+    """The clone's ``config`` as git leaves it: the template's copied first,
+    then ``create_default_files`` and clone set their values in it
+    (``git_config_set``: a key of a section the template has goes there, in
+    place of the template's value; a new section goes at the end). The
+    template's ``core.logAllRefUpdates`` stays: git sets its default only
+    when the template says nothing. The file is written by dulwich, so the
+    template's comments and layout are not kept (``git config -l`` is)."""
+    from dulwich.config import ConfigFile
+
+    merged, ours = ConfigFile.from_path(template), ConfigFile.from_path(config)
+    for section in ours.sections():
+        for key, value in ours.items(section):
+            if section == (b"core",) and key.lower() == b"logallrefupdates" and _has(merged, section, key):
+                continue
+            merged.set(section, key, value)
+    merged.write_to_path(config)
+
+
+def _has(cfg, section: tuple[bytes, ...], key: bytes) -> bool:
+    try:
+        cfg.get(section, key)
+    except KeyError:
+        return False
+    return True
 
 
 def _copy_dir(src: str, dst: str) -> None:

@@ -195,4 +195,16 @@ test_expect_success 'clone: the template directory is copied, and its post-check
 	test_cmp tree.git tree.ours
 '
 
+test_expect_success 'clone: a template config is the start of the clone config, as git clone' '
+	mkdir -p tmplcfg &&
+	printf "[core]\n\tfoo = bar\n\tlogallrefupdates = false\n[user]\n\tname = Tmpl\n" >tmplcfg/config &&
+	GIT_TEMPLATE_DIR="$TRASH_DIRECTORY/tmplcfg" git parallel-clone -q src tc.ours &&
+	GIT_TEMPLATE_DIR="$TRASH_DIRECTORY/tmplcfg" git clone -q src tc.git &&
+	sed "s/tc\.ours/tc.TWIN/" tc.ours/.git/config >tc.ours.cfg &&
+	sed "s/tc\.git/tc.TWIN/" tc.git/.git/config >tc.git.cfg &&
+	test_cmp tc.git.cfg tc.ours.cfg &&
+	test_path_is_missing tc.ours/.git/logs &&
+	test_path_is_missing tc.git/.git/logs
+'
+
 test_done
