@@ -8,9 +8,9 @@ after the same operation (:func:`index_bytes`).
 Fail closed: an index we cannot read completely and write back faithfully
 is refused with git's words (exit 128) before anything is touched: a bad
 signature or version, a trailing hash that does not match, an unknown
-required extension, a corrupt ``link`` extension or shared index, and the
-sparse index (``sdir``: directory entries standing for whole trees), which
-we do not expand.
+required extension, a corrupt ``link`` extension or shared index. A sparse
+index (``sdir``) is expanded when read and collapsed again when written as
+git would (:mod:`sparse_index`).
 """
 
 from __future__ import annotations
@@ -32,21 +32,25 @@ class IndexState:
     ``link`` extension, else None; ``path``: where it was read from.
     """
 
-    __slots__ = ("file", "split", "path", "entries")
+    __slots__ = ("file", "split", "path", "entries", "sparse")
 
-    def __init__(self, file: IndexFile | None, split, path: str, entries: list | None = None) -> None:
+    def __init__(self, file: IndexFile | None, split, path: str, entries: list | None = None,
+                 sparse: bool = False) -> None:
         self.file = file
         self.split = split
         self.path = path
-        self.entries = entries or []  # every entry, all stages, a split index merged
+        self.entries = entries or []  # every entry, all stages, a split index merged, a sparse one expanded
+        self.sparse = sparse  # read as a sparse index (its TREE describes the collapsed entries)
 
 
 def _refuse(msg: str) -> IndexFormatError:
     return IndexFormatError(msg)
 
 
-def read_index_state(path: str, object_format, warn=None) -> ReadIndex:
-    """``read_index_from``: a missing index is an empty one (``is_index_unborn``)."""
+def read_index_state(path: str, object_format, warn=None, tree_files=None) -> ReadIndex:
+    """``read_index_from``: a missing index is an empty one (``is_index_unborn``).
+    ``tree_files(raw tree id)``: a tree's files, to expand a sparse index
+    (without it such an index is refused)."""
     rawsz = getattr(object_format, "oid_length", 20)
     try:
         with open(path, "rb") as f:
@@ -59,10 +63,15 @@ def read_index_state(path: str, object_format, warn=None) -> ReadIndex:
     idx = parse_index(data, rawsz, path)
     for w in idx.warnings:
         (warn or sys.stderr.write)(w + "\n")
-    if idx.extension(b"sdir") is not None:
-        raise _refuse("fatal: this index is a sparse index (sdir extension), which git-parallel-checkout "
-                      "cannot expand yet; run 'git sparse-checkout disable' or use git checkout")
     entries = idx.entries
+    sparse = idx.extension(b"sdir") is not None
+    if sparse:
+        if tree_files is None:
+            raise _refuse("fatal: this index is a sparse index (sdir extension), which this command "
+                          "cannot expand")
+        from .sparse_index import expand
+
+        entries = expand(entries, tree_files)
     split = None
     link = idx.extension(b"link")
     if link is not None:
@@ -78,7 +87,7 @@ def read_index_state(path: str, object_format, warn=None) -> ReadIndex:
             continue
         out[e.name] = e
     # An unmerged path has no stage-0 entry (git refuses one that has both).
-    return ReadIndex(out, idx.version, st.st_mtime_ns, unmerged, IndexState(idx, split, path, entries))
+    return ReadIndex(out, idx.version, st.st_mtime_ns, unmerged, IndexState(idx, split, path, entries, sparse))
 
 
 # -- writing ---------------------------------------------------------------
@@ -251,6 +260,8 @@ def index_bytes(
     changed_paths=(),
     unread: bool = False,
     err=None,
+    sparse=None,
+    ensure_tree=None,
 ) -> bytes:
     """``write_locked_index`` after a checkout: the bytes for ``index.lock``.
 
@@ -262,6 +273,9 @@ def index_bytes(
     ``REUC`` data stays, and the old ``TREE`` is kept with
     ``changed_paths`` invalidated. ``changed``: the work tree or some entry
     changed (the untracked cache and fsmonitor data cannot be kept as read).
+    ``sparse``: the sparse-checkout patterns, and ``ensure_tree(raw id,
+    content)`` to store a tree: the index is written sparse when git would
+    (``convert_to_sparse``, :mod:`sparse_index`).
     """
     rawsz = 32 if hash_name == "sha256" else 20
     state: IndexState | None = old.source if isinstance(old.source, IndexState) else None
@@ -305,11 +319,14 @@ def index_bytes(
     fsmn = _fsmonitor(file.extension(b"FSMN") if file is not None else None, changed, config, len(entries))
     if fsmn is not None:
         exts.append((b"FSMN", fsmn))
-    blocks, eoie = _threads_settings(config, len(entries))
     split = state.split if state is not None else None
     want = None if unread else _cfg_bool(config, "core.splitIndex")
     if want is False:
         split = None
+    if sparse is not None or (state is not None and state.sparse):
+        entries, exts = _sparse_index(entries, exts, hash_name, config, sparse, ensure_tree,
+                                      split is not None or bool(want), state is not None and state.sparse, switch)
+    blocks, eoie = _threads_settings(config, len(entries))
     if split is not None or want:
         from .split_index import write_split_index
 
@@ -331,3 +348,22 @@ def index_bytes(
     return serialize_index_file(version, entries, exts, rawsz, blocks, eoie,
                                 skip_hash=bool(_cfg_bool(config, "index.skipHash")))
 
+
+def _sparse_index(entries: list[Entry], exts: list[tuple[bytes, bytes]], hash_name: str, config, sparse,
+                  ensure_tree, split: bool, was_sparse: bool, switch: bool):
+    """``do_write_locked_index``'s ``convert_to_sparse``: the entries and
+    extensions to write. Collapsed: its own ``TREE``, ``sdir``, and no
+    ``FSMN`` (``remove_fsmonitor``). Left full after a sparse read: the
+    ``TREE`` read described the collapsed index, so unless a switch made
+    a new one it goes (git recomputes it; dropping it is never stale)."""
+    from .sparse_index import convert_to_sparse, sparse_index_allowed
+
+    collapsed = None
+    if ensure_tree is not None and sparse_index_allowed(config, sparse, split):
+        collapsed = convert_to_sparse(entries, sparse, hash_name, ensure_tree)
+    if collapsed is not None:
+        entries, tree = collapsed
+        exts = [(s, d) for s, d in exts if s not in (b"TREE", b"FSMN")] + [(b"TREE", tree), (b"sdir", b"")]
+    elif was_sparse and not switch:
+        exts = [(s, d) for s, d in exts if s != b"TREE"]
+    return entries, exts

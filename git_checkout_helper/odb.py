@@ -191,6 +191,37 @@ class ObjectDatabase:
         with self._dulwich_lock:
             return oid.hex().encode() in self.store
 
+    def ensure_object(self, oid: bytes, type_name: bytes, content: bytes) -> None:
+        """``write_object_file`` for an object that may be new: nothing when
+        the store has ``oid``; else a loose object, compressed into a
+        temporary file in its fan-out directory and renamed into place
+        (``write_loose_object``: readers never see half an object)."""
+        if self.has_object(oid):
+            return
+        h = oid.hex()
+        d = os.path.join(self._objects_dir, h[:2])
+        os.makedirs(d, exist_ok=True)
+        import tempfile
+        import zlib
+
+        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=d)
+        try:
+            from .wrapper import write_in_full
+
+            write_in_full(fd, zlib.compress(type_name + b" %d\0" % len(content) + content))
+            os.fchmod(fd, 0o444)
+            os.close(fd)
+            fd = -1
+            os.rename(tmp, os.path.join(d, h[2:]))
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
     def _open_packs(self) -> list:
         if self._store is None and not self._has_alternates():
             own = self._open_own_packs()

@@ -173,6 +173,26 @@ class Repository:
                 seen.add(hexsha)
                 yield hexsha
 
+    # --- the index ---------------------------------------------------------
+
+    def read_index(self, warn=None):
+        """This work tree's index (:func:`index_state.read_index_state`), a
+        sparse index expanded from its trees (``ensure_full_index``)."""
+        from .index_state import read_index_state
+
+        return read_index_state(self.dirs.index_path, self.odb.object_format, warn,
+                                lambda oid: self.read_tree(oid.hex().encode()).files)
+
+    def sparse_checkout(self):
+        """The sparse-checkout patterns in effect (:func:`sparse.load_sparse_checkout`), or None."""
+        from .sparse import load_sparse_checkout
+
+        return load_sparse_checkout(self.config, self.dirs.gitdir)
+
+    def ensure_tree(self, oid: bytes, content: bytes) -> None:
+        """Store tree ``oid`` unless the object store has it (a sparse index's directories)."""
+        self.odb.ensure_object(oid, b"tree", content)
+
     def tree_of(self, commit_hex: bytes | None) -> TreeFiles:
         if commit_hex is None:
             return EMPTY

@@ -13,8 +13,7 @@ not skip-worktree) with git's warning; an entry coming back into the
 patterns is written unless a file is already there (kept, with git's
 warning); entries staying outside are neither written nor removed.
 
-The sparse index (``sdir`` directory entries) is not handled here: such an
-index is refused when read (see :mod:`index_state`).
+The sparse index (``sdir`` directory entries) is :mod:`sparse_index`'s.
 """
 
 from __future__ import annotations
@@ -47,6 +46,7 @@ class SparseCheckout:
     def __init__(self, lines: list[bytes], cone: bool) -> None:
         self.recursive: set[bytes] | None = None
         self.parents: set[bytes] = set()
+        self.full_cone = False
         if cone:
             self._parse_cone(lines)
         if self.recursive is None:
@@ -59,8 +59,10 @@ class SparseCheckout:
         only; anything else leaves cone matching off."""
         recursive: set[bytes] = set()
         parents: set[bytes] = set()
+        full_cone = False
         for line in lines:
             if line in (b"/*", b"!/*/"):
+                full_cone = line == b"/*"  # "/*" alone: everything (pl->full_cone)
                 continue
             if line.startswith(b"!/") and line.endswith(b"/*/") and len(line) > 5:
                 d = line[2:-3]
@@ -73,12 +75,23 @@ class SparseCheckout:
                 recursive.add(line[1:-1])
                 continue
             return
-        self.recursive, self.parents = recursive, parents
+        self.recursive, self.parents, self.full_cone = recursive, parents, full_cone
+
+    def dir_included(self, d: bytes) -> bool:
+        """Cone mode: is directory ``d`` inside the patterns
+        (``path_in_sparse_checkout`` of ``d/``): a parent of a cone, or in one."""
+        if self.full_cone or d in self.parents:
+            return True
+        while d:
+            if d in self.recursive:
+                return True
+            d = d[:d.rfind(b"/")] if b"/" in d else b""
+        return False
 
     def included(self, path: bytes) -> bool:
         """Is ``path`` (a file) inside the patterns?"""
         if self.recursive is not None:
-            if path in self.recursive:
+            if self.full_cone or path in self.recursive:
                 return True
             slash = path.rfind(b"/")
             if slash < 0:

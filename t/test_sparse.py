@@ -1,6 +1,6 @@
 """Sparse checkout against git twins: cone and non-cone patterns, files
 moving in and out of the patterns, dirty files outside, ``-f``, ``--all``;
-the sparse index is refused (see test_index_formats)."""
+the sparse index (``index.sparse``) read, expanded and collapsed again."""
 
 from __future__ import annotations
 
@@ -46,8 +46,10 @@ OPS = {
 }
 
 
-def sparse_setup(path, env, cone, patterns):
+def sparse_setup(path, env, cone, patterns, sparse_index=False):
     setup(path, env, "v2")
+    if sparse_index:
+        git(path, "config", "index.sparse", "true", env=env)
     git(path, "config", "core.sparseCheckout", "true", env=env)
     git(path, "config", "core.sparseCheckoutCone", "true" if cone else "false", env=env)
     (path / ".git" / "info").mkdir(exist_ok=True)
@@ -55,13 +57,11 @@ def sparse_setup(path, env, cone, patterns):
     git(path, "read-tree", "-mu", "HEAD", env=env)
 
 
-@pytest.mark.parametrize("op", list(OPS))
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_sparse_twins(tmp_path, env, scenario, op):
+def _sparse_twins(tmp_path, env, scenario, op, sparse_index=False, git_sparse_index=None):
     cone, first, then, before = SCENARIOS[scenario]
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     for p in (theirs, ours):
-        sparse_setup(p, env, cone, first)
+        sparse_setup(p, env, cone, first, sparse_index if p == ours or git_sparse_index is None else git_sparse_index)
         if then is not None:
             (p / ".git" / "info" / "sparse-checkout").write_text(then)
         if before:
@@ -72,7 +72,50 @@ def test_sparse_twins(tmp_path, env, scenario, op):
     assert (o.returncode, o.stdout) == (g.returncode, g.stdout), o.stderr
     if op != "all":  # (checkout-index words its "already exists" differently)
         assert o.stderr == g.stderr
-    assert state(ours, env) == state(theirs, env)
+    ours_state, theirs_state = state(ours, env), state(theirs, env)
+    if git_sparse_index is not None and git_sparse_index != sparse_index:
+        assert ours_state[1:] == theirs_state[1:]  # all but the index file's own form
+    else:
+        assert ours_state == theirs_state
+    return ours_state
+
+
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_sparse_twins(tmp_path, env, scenario, op):
+    _sparse_twins(tmp_path, env, scenario, op)
+
+
+@pytest.mark.parametrize("op", ["switch", "far-switch", "force", "all", "nothing", "restore-paths",
+                                "restore-outside-from-tree"])
+@pytest.mark.parametrize("scenario", ["cone-stay", "cone-move-dirty"])
+def test_sparse_index_twins(tmp_path, env, scenario, op):
+    """A sparse index: its directory entries, sdir and TREE written as git writes them."""
+    if scenario == "cone-move-dirty" and op in ("switch", "force", "nothing"):
+        pytest.skip("git 2.39 fails here: see test_sparse_directory_entering_the_cone")
+    assert b"sdir" in _sparse_twins(tmp_path, env, scenario, op, sparse_index=True)[0][1]
+
+
+@pytest.mark.parametrize("op", ["switch", "force", "nothing"])
+def test_sparse_directory_entering_the_cone(tmp_path, env, op):
+    """Patterns changed so that a sparse directory entry (b/) is now in the
+    cone: git 2.39's switch does not expand it ("error: unknown file mode
+    for b/ in index") and leaves b/ unwritten and deleted in `git status`
+    (with -f it exits 1). Ours expands the index when it reads it, so it
+    ends as git ends with a full index, and writes the index sparse again."""
+    g = run(["git", *OPS[op][0]], _sparse_setup_moved(tmp_path / "git-sparse", env), env, check=False)
+    assert b"error: unknown file mode for b/ in index" in g.stderr  # the failure this works around
+    ours_state = _sparse_twins(tmp_path, env, "cone-move-dirty", op, sparse_index=True, git_sparse_index=False)
+    # a/ left the cone: collapsed (a/sub/ only, where a/f3 stays dirty)
+    assert b"sdir" in ours_state[0][1] and any(e[0] in (b"a/", b"a/sub/") for e in ours_state[0][2])
+
+
+def _sparse_setup_moved(path, env):
+    cone, first, then, before = SCENARIOS["cone-move-dirty"]
+    sparse_setup(path, env, cone, first, True)
+    (path / ".git" / "info" / "sparse-checkout").write_text(then)
+    run(["sh", "-c", before], path, env)
+    return path
 
 
 def test_cone_matching_as_git():
@@ -88,13 +131,14 @@ def test_bad_cone_file_falls_back_to_patterns():
     assert s.included(b"x/y.txt") and s.included(b"top") and not s.included(b"x/y")
 
 
+@pytest.mark.parametrize("sparse_index", [False, True])
 @pytest.mark.parametrize("op", ["far-switch", "force"])
-def test_sparse_checkout_command_twins(tmp_path, env, op):
+def test_sparse_checkout_command_twins(tmp_path, env, op, sparse_index):
     """Set up by ``git sparse-checkout set`` (its settings in config.worktree)."""
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     for p in (theirs, ours):
         setup(p, env, "v2")
-        git(p, "sparse-checkout", "set", "b/sub", env=env)
+        git(p, "sparse-checkout", "set", *(["--sparse-index"] if sparse_index else []), "b/sub", env=env)
         assert "sparseCheckout" not in (p / ".git" / "config").read_text()
     gcmd, ocmd = OPS[op]
     g = run(["git", *gcmd], theirs, env, check=False)

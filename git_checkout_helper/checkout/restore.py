@@ -11,7 +11,7 @@ from typing import TextIO
 
 from ..checkoutindex import select_entries
 from ..index import S_IFGITLINK, Entry, IndexLock
-from ..index_state import index_bytes, read_index_state
+from ..index_state import index_bytes
 from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
@@ -32,7 +32,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
     lock = IndexLock(repo.dirs.index_path) if update_index and not prefix else None
     try:
         co = Checkout(repo, opts, err, trace, base_dir=os.fsencode(prefix or ""))
-        idx = read_index_state(repo.dirs.index_path, repo.odb.object_format, err.write)
+        idx = repo.read_index(err.write)
         clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         entries = [idx.entries[p] for p in sorted(idx.entries)]
         # skip-worktree entries are not checked out (checkout_all)
@@ -57,7 +57,8 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
         if lock is not None and not co.errors and not exists:
             co.smudge_racily_clean(entries, idx.mtime_ns)
             lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
-                                    switch=False, changed=bool(todo), err=err))
+                                    switch=False, changed=bool(todo), err=err,
+                                    sparse=repo.sparse_checkout(), ensure_tree=repo.ensure_tree))
         if co.errors or exists:
             raise CheckoutError("", 1)
     except BaseException:
@@ -115,7 +116,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        idx = read_index_state(repo.dirs.index_path, repo.odb.object_format, err.write)
+        idx = repo.read_index(err.write)
         clear_skip_worktree_from_present_files(idx.entries, repo.config, co.top)
         try:
             pathspec = parse_pathspec(pathspecs, cwd_prefix)
@@ -188,6 +189,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         co.smudge_racily_clean(list(entries.values()), idx.mtime_ns)
         lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
                                 worktree=co.top[:-1], switch=False, err=err,
+                                sparse=repo.sparse_checkout(), ensure_tree=repo.ensure_tree,
                                 changed=bool(todo) or entries.keys() != idx.entries.keys(),
                                 changed_paths=sorted({e.name for e in todo if not e.same_object(idx.entries.get(e.name))}
                                                      | (idx.entries.keys() - entries.keys()))))

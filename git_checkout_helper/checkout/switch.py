@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..index import S_IFGITLINK, Entry, IndexLock, build_cache_tree
-from ..index_state import index_bytes, read_index_state
+from ..index_state import index_bytes
 from ..plan import Plan, _mode_of, plan_reset, plan_switch, worktree_matches
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
@@ -68,7 +68,7 @@ def run_checkout(
     lock = IndexLock(repo.dirs.index_path)
     try:
         co = Checkout(repo, opts, err, trace)
-        old = read_index_state(repo.dirs.index_path, repo.odb.object_format, err.write)
+        old = repo.read_index(err.write)
         clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
         if old.unmerged and not opts.force:
             # refresh_index lists them on stdout, then merge_working_tree fails.
@@ -112,7 +112,7 @@ def run_checkout(
         co.smudge_racily_clean(entries, old.mtime_ns)
         lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
                                 worktree=co.top[:-1], switch=True, err=err,
-                                unread=clone is not None,
+                                unread=clone is not None, sparse=repo.sparse_checkout(), ensure_tree=repo.ensure_tree,
                                 changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     except BaseException:
         lock.rollback()
@@ -186,9 +186,9 @@ def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
 
 def _apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
     """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
-    from ..sparse import apply_sparse_checkout, load_sparse_checkout
+    from ..sparse import apply_sparse_checkout
 
-    sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)
+    sparse = co.repo.sparse_checkout()
     if sparse is None:
         return ""
     return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(

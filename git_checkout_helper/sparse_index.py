@@ -1,0 +1,142 @@
+"""The sparse index (``sparse-index.c``): directory entries standing for whole trees.
+
+In a cone-mode sparse checkout with ``index.sparse``, git writes a directory
+outside the cone whose entries are all skip-worktree as one entry: mode
+040000, the tree's id, the name with a trailing slash, skip-worktree, and
+an empty ``sdir`` extension marks the index as sparse.
+
+Reading, :func:`expand` is ``ensure_full_index``: every such entry becomes
+the blobs of its tree, skip-worktree, no stat data; the checkout then works
+on the full index as git's does after expanding. Writing,
+:func:`convert_to_sparse` is what ``do_write_locked_index`` does before it
+writes: when :func:`sparse_index_allowed`, the cache tree is computed from
+the entries (``cache_tree_update``; a tree that is not in the object store
+yet is written there, as git's ``WRITE_TREE_MISSING_OK`` update writes it)
+and every directory outside the cone holding only merged, skip-worktree,
+non-gitlink entries is collapsed (``convert_to_sparse_rec``); the ``TREE``
+extension is then that of the collapsed index, a collapsed directory a leaf
+of one entry. An index with unmerged or intent-to-add entries stays full.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from .index import S_IFGITLINK, Entry, build_cache_tree
+from .index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_STAGEMASK
+from .sparse import SparseCheckout
+
+__all__ = ["S_IFSPARSEDIR", "convert_to_sparse", "expand", "sparse_index_allowed"]
+
+#: ``S_ISSPARSEDIR``: the mode of a sparse directory entry.
+S_IFSPARSEDIR = 0o040000
+
+_TreeFiles = Callable[[bytes], dict[bytes, tuple[int, bytes]]]
+
+
+def expand(entries: list[Entry], tree_files: _TreeFiles) -> list[Entry]:
+    """``ensure_full_index``: each sparse directory entry replaced by the
+    files of its tree (``tree_files(raw tree id)``: relative path -> (mode,
+    raw id)), skip-worktree and extended, as ``add_path_to_index`` makes them."""
+    out: list[Entry] = []
+    for e in entries:
+        if e.mode != S_IFSPARSEDIR:
+            out.append(e)
+            continue
+        files = tree_files(e.oid)
+        out.extend(Entry(e.name + rel, mode, oid, extended_flags=CE_SKIP_WORKTREE)
+                   for rel, (mode, oid) in sorted(files.items()))
+    out.sort(key=lambda e: (e.name, (e.flags >> 12) & 3))
+    return out
+
+
+def sparse_index_allowed(config, sparse: SparseCheckout | None, split: bool) -> bool:
+    """``is_sparse_index_allowed``: cone patterns git accepts as cone,
+    ``index.sparse``, and no split index."""
+    from .config import _get, git_config_bool
+
+    if sparse is None or split or sparse.recursive is None:
+        return False
+    raw = _get(config, b"index", b"sparse")
+    return raw is not None and git_config_bool("index.sparse", raw)
+
+
+def convert_to_sparse(entries: list[Entry], sparse: SparseCheckout, hash_name: str,
+                      ensure_tree: Callable[[bytes, bytes], None]) -> tuple[list[Entry], bytes] | None:
+    """``convert_to_sparse``: the collapsed entries and their ``TREE``
+    extension, or None when the index stays full (empty, unmerged entries,
+    intent-to-add entries). ``ensure_tree(raw id, tree content)`` stores a
+    tree the object store lacks."""
+    if not entries or any(e.flags & CE_STAGEMASK or e.extended_flags & CE_INTENT_TO_ADD for e in entries):
+        return None
+    trees = _cache_tree_update(entries, hash_name, ensure_tree)
+    out: list[Entry] = []
+    _collapse(entries, 0, len(entries), b"", trees, sparse, out)
+    return out, build_cache_tree(_cache_tree_update(out, hash_name, None), set())
+
+
+def _collapse(entries: list[Entry], lo: int, hi: int, d: bytes, trees, sparse: SparseCheckout,
+              out: list[Entry]) -> None:
+    """``convert_to_sparse_rec`` over ``entries[lo:hi]``, the entries below directory ``d``."""
+    if d and not sparse.dir_included(d) and all(
+            e.extended_flags & CE_SKIP_WORKTREE and e.mode != S_IFGITLINK for e in entries[lo:hi]):
+        out.append(Entry(d + b"/", S_IFSPARSEDIR, trees[d][0], extended_flags=CE_SKIP_WORKTREE))
+        return
+    base = len(d) + 1 if d else 0
+    i = lo
+    while i < hi:
+        e = entries[i]
+        slash = e.name.find(b"/", base)
+        if slash < 0 or e.mode == S_IFSPARSEDIR and slash == len(e.name) - 1:
+            out.append(e)
+            i += 1
+            continue
+        sub = e.name[:slash]
+        span = trees[sub][2]
+        _collapse(entries, i, i + span, sub, trees, sparse, out)
+        i += span
+
+
+def _cache_tree_update(entries: list[Entry], hash_name: str, ensure_tree) -> dict:
+    """``cache_tree_update`` of a fully merged index: directory -> (raw tree
+    id, subtree names, entries below it), a sparse directory entry a leaf
+    counted as one. ``ensure_tree`` None: the ids only."""
+    trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
+
+    def one(lo: int, hi: int, d: bytes) -> None:
+        base = len(d) + 1 if d else 0
+        items: list[tuple[bytes, bytes, bytes]] = []  # (sort key, mode and name, raw id)
+        subs: list[bytes] = []
+        i = lo
+        while i < hi:
+            e = entries[i]
+            slash = e.name.find(b"/", base)
+            if slash < 0:
+                name = e.name[base:]
+                items.append((name, b"%o %s" % (e.mode, name), e.oid))
+                i += 1
+                continue
+            sub = e.name[:slash]
+            name = sub[base:]
+            j = i + 1
+            prefix = sub + b"/"
+            while j < hi and entries[j].name.startswith(prefix):
+                j += 1
+            if e.mode == S_IFSPARSEDIR and e.name == prefix:
+                trees[sub] = (e.oid, [], 1)
+            else:
+                one(i, j, sub)
+            subs.append(name)
+            items.append((name + b"/", b"40000 " + name, trees[sub][0]))
+            i = j
+        items.sort()
+        content = b"".join(mode_name + b"\0" + oid for _, mode_name, oid in items)
+        oid = hashlib.new(hash_name, b"tree %d\0" % len(content) + content).digest()
+        if ensure_tree is not None:
+            ensure_tree(oid, content)
+        trees[d] = (oid, subs, sum(trees[s if not d else d + b"/" + s][2] for s in subs)
+                    + sum(1 for key, _, _ in items if not key.endswith(b"/")))
+
+    one(0, len(entries), b"")
+    return trees
