@@ -325,7 +325,7 @@ def index_bytes(
         split = None
     if sparse is not None or (state is not None and state.sparse):
         entries, exts = _sparse_index(entries, exts, hash_name, config, sparse, ensure_tree,
-                                      split is not None or bool(want), state is not None and state.sparse, switch)
+                                      split is not None or bool(want), state, switch)
     blocks, eoie = _threads_settings(config, len(entries))
     if split is not None or want:
         from .split_index import write_split_index
@@ -350,14 +350,22 @@ def index_bytes(
 
 
 def _sparse_index(entries: list[Entry], exts: list[tuple[bytes, bytes]], hash_name: str, config, sparse,
-                  ensure_tree, split: bool, was_sparse: bool, switch: bool):
-    """``do_write_locked_index``'s ``convert_to_sparse``: the entries and
-    extensions to write. Collapsed: its own ``TREE``, ``sdir``, and no
+                  ensure_tree, split: bool, state: IndexState | None, switch: bool):
+    """The entries and extensions to write for a sparse checkout. Read
+    sparse and not expanded by git (a restore or ``--all`` that changed
+    nothing below a sparse directory): the form read, its ``TREE`` as the
+    caller kept it, ``sdir``. Else ``do_write_locked_index``'s
+    ``convert_to_sparse``. Collapsed: its own ``TREE``, ``sdir``, and no
     ``FSMN`` (``remove_fsmonitor``). Left full after a sparse read: the
     ``TREE`` read described the collapsed index, so unless a switch made
     a new one it goes (git recomputes it; dropping it is never stale)."""
-    from .sparse_index import convert_to_sparse, sparse_index_allowed
+    from .sparse_index import convert_to_sparse, sparse_index_allowed, unexpanded
 
+    was_sparse = state is not None and state.sparse
+    if was_sparse and not switch:
+        kept = unexpanded(entries, state.file.entries, state.entries)
+        if kept is not None:
+            return kept, exts + [(b"sdir", b"")]
     collapsed = None
     if ensure_tree is not None and sparse_index_allowed(config, sparse, split):
         collapsed = convert_to_sparse(entries, sparse, hash_name, ensure_tree)

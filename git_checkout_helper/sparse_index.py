@@ -7,7 +7,10 @@ an empty ``sdir`` extension marks the index as sparse.
 
 Reading, :func:`expand` is ``ensure_full_index``: every such entry becomes
 the blobs of its tree, skip-worktree, no stat data; the checkout then works
-on the full index as git's does after expanding. Writing,
+on the full index as git's does after expanding. Writing after a path
+restore or ``--all`` that changed nothing below a sparse directory (git never
+expanded), :func:`unexpanded` puts the directory entries back and the index
+keeps its form and its ``TREE``. Otherwise
 :func:`convert_to_sparse` is what ``do_write_locked_index`` does before it
 writes: when :func:`sparse_index_allowed`, the cache tree is computed from
 the entries (``cache_tree_update``; a tree that is not in the object store
@@ -27,7 +30,7 @@ from .index import S_IFGITLINK, Entry, build_cache_tree
 from .index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_STAGEMASK
 from .sparse import SparseCheckout
 
-__all__ = ["S_IFSPARSEDIR", "convert_to_sparse", "expand", "sparse_index_allowed"]
+__all__ = ["S_IFSPARSEDIR", "convert_to_sparse", "expand", "sparse_index_allowed", "unexpanded"]
 
 #: ``S_ISSPARSEDIR``: the mode of a sparse directory entry.
 S_IFSPARSEDIR = 0o040000
@@ -47,6 +50,27 @@ def expand(entries: list[Entry], tree_files: _TreeFiles) -> list[Entry]:
         files = tree_files(e.oid)
         out.extend(Entry(e.name + rel, mode, oid, extended_flags=CE_SKIP_WORKTREE)
                    for rel, (mode, oid) in sorted(files.items()))
+    out.sort(key=lambda e: (e.name, (e.flags >> 12) & 3))
+    return out
+
+
+def unexpanded(entries: list[Entry], read: list[Entry], expanded: list[Entry]) -> list[Entry] | None:
+    """The entries as git writes them after an operation that never expanded
+    the index: every sparse directory entry of the index ``read`` in place of
+    its files, when nothing below it changed (``expanded``: the same index
+    after :func:`expand`); None when something did (git must have expanded,
+    and then it collapses afresh)."""
+    dirs = [e for e in read if e.mode == S_IFSPARSEDIR]
+    if not dirs:
+        return None
+    prefixes = tuple(d.name for d in dirs)
+
+    def below(es):
+        return {e.name: (e.mode, e.oid, e.flags, e.extended_flags) for e in es if e.name.startswith(prefixes)}
+
+    if below(entries) != below(e for e in expanded if e.mode != S_IFSPARSEDIR):
+        return None
+    out = [e for e in entries if not e.name.startswith(prefixes)] + dirs
     out.sort(key=lambda e: (e.name, (e.flags >> 12) & 3))
     return out
 

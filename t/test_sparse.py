@@ -5,7 +5,7 @@ the sparse index (``index.sparse``) read, expanded and collapsed again."""
 from __future__ import annotations
 
 import pytest
-from conftest import git, isolated_git_env
+from conftest import git, isolated_git_env, run_git
 from test_index_formats import OURS, run, setup, state
 
 from git_checkout_helper.sparse import SparseCheckout
@@ -145,3 +145,47 @@ def test_sparse_checkout_command_twins(tmp_path, env, op, sparse_index):
     o = run([*OURS, *ocmd], ours, env, check=False)
     assert (o.returncode, o.stdout, o.stderr) == (g.returncode, g.stdout, g.stderr)
     assert state(ours, env) == state(theirs, env)
+
+
+def test_sparse_index_restore_keeps_or_collapses_as_git(tmp_path, env):
+    """A staged change outside the cone leaves c/ expanded. A restore that
+    reaches no sparse directory keeps that form (git never expands); one
+    that reaches into b/ expands, and the write collapses c/ into a tree
+    no commit has, which is stored (git's WRITE_TREE_MISSING_OK update)."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        sparse_setup(p, env, True, CONE_A, True)
+        blob = run(["sh", "-c", "echo staged | git hash-object -w --stdin"], p, env).stdout.decode().strip()
+        git(p, "update-index", "--cacheinfo", f"100644,{blob},c/f1", env=env)
+        git(p, "update-index", "--skip-worktree", "c/f1", env=env)
+        (p / "top").write_text("changed\n")
+    for gcmd, ocmd in ((["checkout", "--", "top"], ["parallel-checkout", "--", "top"]),
+                       (["checkout", "far", "--", "b"], ["parallel-checkout", "far", "--", "b"])):
+        g = run(["git", *gcmd], theirs, env)
+        o = run([*OURS, *ocmd], ours, env)
+        assert (o.returncode, o.stdout, o.stderr) == (g.returncode, g.stdout, g.stderr)
+        ours_state = state(ours, env)
+        assert ours_state == state(theirs, env)
+        dirs = [e[0] for e in ours_state[0][2] if e[1] == 0o040000]
+        assert b"c/" not in dirs if gcmd[1] == "--" else b"c/" in dirs
+    (tree,) = [e[2] for e in ours_state[0][2] if e[0] == b"c/"]
+    assert git(ours, "cat-file", "-t", tree.hex(), env=env) == b"tree\n"
+    assert run_git(ours, "rev-list", "--objects", "--all", env=env).stdout.find(tree.hex().encode()) < 0
+
+
+def test_switch_from_a_partly_expanded_sparse_index(tmp_path, env):
+    """A staged change below b/ leaves b/ expanded; git's switch keeps that
+    form (b/ as files, b/sub/ a directory entry), ours collapses b/ whole.
+    The known difference: everything but the index file's form agrees."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for p in (theirs, ours):
+        sparse_setup(p, env, True, CONE_A, True)
+        blob = run(["sh", "-c", "echo staged | git hash-object -w --stdin"], p, env).stdout.decode().strip()
+        git(p, "update-index", "--cacheinfo", f"100644,{blob},b/f1", env=env)
+        git(p, "update-index", "--skip-worktree", "b/f1", env=env)
+    g = run(["git", "checkout", "-q", "far"], theirs, env)
+    o = run([*OURS, "parallel-checkout", "-q", "far"], ours, env)
+    assert (o.returncode, o.stdout, o.stderr) == (g.returncode, g.stdout, g.stderr)
+    ours_state, theirs_state = state(ours, env), state(theirs, env)
+    assert ours_state[1:] == theirs_state[1:]
+    assert [e[0] for e in ours_state[0][2] if e[1] == 0o040000] == [b"b/", b"c/"]
