@@ -164,11 +164,15 @@ def test_twin_formats_and_operations(tmp_path, env, mode, op):
     assert state(ours, env) == state(theirs, env)
 
 
-@pytest.mark.parametrize("mode", ["v2", "split", "many-files"])
+@pytest.mark.parametrize("mode", ["v2", "split", "many-files", "sparse-index"])
 def test_twin_clone(tmp_path, env, mode):
+    """``sparse-index``: ``clone --sparse`` with ``index.sparse``, whose
+    checkout still writes a full index."""
     src = tmp_path / "src"
     setup(src, env, "v2")
-    cfg = {"split": ["-c", "core.splitIndex=true"], "many-files": ["-c", "feature.manyFiles=true"]}.get(mode, [])
+    cfg = {"split": ["-c", "core.splitIndex=true"], "many-files": ["-c", "feature.manyFiles=true"],
+           "sparse-index": ["-c", "index.sparse=true"]}.get(mode, [])
+    args = ["--sparse"] if mode == "sparse-index" else []
     env = dict(env)
     # Settings for the new repository as a user's own configuration.
     gc = Path(env["HOME"]) / ".gitconfig"
@@ -176,8 +180,8 @@ def test_twin_clone(tmp_path, env, mode):
         key, val = cfg[1].split("=")
         section, name = key.split(".")
         gc.write_text(gc.read_text() + f"[{section}]\n\t{name} = {val}\n")
-    run_git(tmp_path, "clone", "-q", str(src), "theirs", env=env)
-    run([*OURS, "parallel-clone", "-q", str(src), "ours"], tmp_path, env)
+    run_git(tmp_path, "clone", "-q", *args, str(src), "theirs", env=env)
+    run([*OURS, "parallel-clone", "-q", *args, str(src), "ours"], tmp_path, env)
     assert state(tmp_path / "ours", env) == state(tmp_path / "theirs", env)
 
 

@@ -112,7 +112,9 @@ def run_checkout(
         co.smudge_racily_clean(entries, old.mtime_ns)
         lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
                                 worktree=co.top[:-1], switch=True, err=err,
-                                unread=clone is not None, sparse=repo.sparse_checkout(), ensure_tree=repo.ensure_tree,
+                                unread=clone is not None, ensure_tree=repo.ensure_tree,
+                                # clone's own checkout writes a full index, whatever index.sparse says
+                                sparse=repo.sparse_checkout() if clone is None else None,
                                 changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     except BaseException:
         lock.rollback()
