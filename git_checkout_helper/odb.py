@@ -204,23 +204,11 @@ class ObjectDatabase:
         import tempfile
         import zlib
 
-        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=d)
-        try:
-            from .wrapper import write_in_full
+        from .wrapper import rename_tempfile
 
-            write_in_full(fd, zlib.compress(type_name + b" %d\0" % len(content) + content))
-            os.fchmod(fd, 0o444)
-            os.close(fd)
-            fd = -1
-            os.rename(tmp, os.path.join(d, h[2:]))
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=d)
+        rename_tempfile(fd, tmp, os.path.join(d, h[2:]),
+                        zlib.compress(type_name + b" %d\0" % len(content) + content), 0o444)
 
     def _open_packs(self) -> list:
         if self._store is None and not self._has_alternates():

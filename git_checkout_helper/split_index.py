@@ -229,22 +229,10 @@ def write_split_index(
         hexid = oid.hex()
         path = os.path.join(gitdir, f"sharedindex.{hexid}")
         tmp = os.path.join(gitdir, f"sharedindex_{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            from .entry import write_in_full
+        from .wrapper import rename_tempfile
 
-            write_in_full(fd, shared)
-            os.close(fd)
-            fd = -1
-            os.rename(tmp, path)
-        except BaseException:
-            if fd >= 0:
-                os.close(fd)
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        rename_tempfile(fd, tmp, path, shared)
         clean_shared_index_files(gitdir, hexid, expire)
         base_entries = entries
         new = [Entry(e.name, e.mode, e.oid, e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["WRITE_CHUNK", "list_dir", "show_path", "write_in_full"]
+__all__ = ["WRITE_CHUNK", "list_dir", "rename_tempfile", "show_path", "write_in_full"]
 
 #: Above this size a plain item is written in slices of this many bytes, so
 #: one write() never holds more than this of a large blob at a time.
@@ -46,3 +46,25 @@ def write_in_full(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while done < n:
         done += os.write(fd, view[done : done + WRITE_CHUNK])
+
+
+def rename_tempfile(fd: int, tmp, path, data: bytes, mode: int | None = None) -> None:
+    """``tempfile.c``'s write-then-``rename_tempfile``: ``data`` into the
+    open temporary file ``tmp`` (``fd``), its mode set when given, then
+    renamed to ``path``, so a reader sees the old file or the whole new one;
+    on any failure the temporary file is closed and removed."""
+    try:
+        write_in_full(fd, data)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.close(fd)
+        fd = -1
+        os.rename(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
