@@ -147,6 +147,14 @@ def test_sparse_checkout_command_twins(tmp_path, env, op, sparse_index):
     assert state(ours, env) == state(theirs, env)
 
 
+def _staged_outside_the_cone(p, env, path):
+    """A sparse index (cone a/) with a staged, skip-worktree change at ``path``."""
+    sparse_setup(p, env, True, CONE_A, True)
+    blob = run(["sh", "-c", "echo staged | git hash-object -w --stdin"], p, env).stdout.decode().strip()
+    git(p, "update-index", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    git(p, "update-index", "--skip-worktree", path, env=env)
+
+
 def test_sparse_index_restore_keeps_or_collapses_as_git(tmp_path, env):
     """A staged change outside the cone leaves c/ expanded. A restore that
     reaches no sparse directory keeps that form (git never expands); one
@@ -154,10 +162,7 @@ def test_sparse_index_restore_keeps_or_collapses_as_git(tmp_path, env):
     no commit has, which is stored (git's WRITE_TREE_MISSING_OK update)."""
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     for p in (theirs, ours):
-        sparse_setup(p, env, True, CONE_A, True)
-        blob = run(["sh", "-c", "echo staged | git hash-object -w --stdin"], p, env).stdout.decode().strip()
-        git(p, "update-index", "--cacheinfo", f"100644,{blob},c/f1", env=env)
-        git(p, "update-index", "--skip-worktree", "c/f1", env=env)
+        _staged_outside_the_cone(p, env, "c/f1")
         (p / "top").write_text("changed\n")
     for gcmd, ocmd in ((["checkout", "--", "top"], ["parallel-checkout", "--", "top"]),
                        (["checkout", "far", "--", "b"], ["parallel-checkout", "far", "--", "b"])):
@@ -179,10 +184,7 @@ def test_switch_from_a_partly_expanded_sparse_index(tmp_path, env):
     The known difference: everything but the index file's form agrees."""
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     for p in (theirs, ours):
-        sparse_setup(p, env, True, CONE_A, True)
-        blob = run(["sh", "-c", "echo staged | git hash-object -w --stdin"], p, env).stdout.decode().strip()
-        git(p, "update-index", "--cacheinfo", f"100644,{blob},b/f1", env=env)
-        git(p, "update-index", "--skip-worktree", "b/f1", env=env)
+        _staged_outside_the_cone(p, env, "b/f1")
     g = run(["git", "checkout", "-q", "far"], theirs, env)
     o = run([*OURS, "parallel-checkout", "-q", "far"], ours, env)
     assert (o.returncode, o.stdout, o.stderr) == (g.returncode, g.stdout, g.stderr)
