@@ -84,6 +84,14 @@ def _contents(env, src: str, rev: str) -> dict[str, bytes]:
     return {n.decode(): git(src, "cat-file", "blob", f"{rev}:{n.decode()}", env=env) for n in names if n}
 
 
+
+def _interruptible() -> None:
+    """In the coordinator's child, before exec: SIGINT as a terminal gives it.
+    pytest started in the background by a shell without job control (as
+    `make test` starts it) has SIGINT ignored, and the coordinator would
+    inherit that and never see the ^C this test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 class Scene:
     """A fresh clone on main with user data, FIFOs, and the coordinator's state before."""
 
@@ -123,7 +131,8 @@ class Scene:
         argv = [*COORDINATOR, "-j", "2", "--threshold", "0",
                 "--helper-cmd", f"{sys.executable} {MISBEHAVE} {helper}", *args, rev]
         self.proc = subprocess.Popen(argv, cwd=self.wt, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=new_session)
+                                     stderr=subprocess.PIPE, start_new_session=new_session,
+                                     preexec_fn=_interruptible)
 
     def wait_for(self, *expected: str) -> list[str]:
         """Lines on the ready FIFO until every expected word has come as
