@@ -23,6 +23,7 @@ import time
 from .ewah import EwahError, ewah_bits, ewah_read, ewah_serialize
 from .index import Entry, is_racy_stat
 from .index_file import IndexFile, IndexFormatError, parse_index, serialize_index_file
+from .wrapper import rename_tempfile
 
 __all__ = ["SplitIndex", "read_split_index", "write_split_index"]
 
@@ -229,8 +230,6 @@ def write_split_index(
         hexid = oid.hex()
         path = os.path.join(gitdir, f"sharedindex.{hexid}")
         tmp = os.path.join(gitdir, f"sharedindex_{os.getpid()}")
-        from .wrapper import rename_tempfile
-
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         rename_tempfile(fd, tmp, path, shared)
         clean_shared_index_files(gitdir, hexid, expire)
