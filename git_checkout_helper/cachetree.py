@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["CacheTree", "read_tree_extension"]
+__all__ = ["CacheTree", "read_tree_extension", "repair"]
 
 
 class CacheTree:
@@ -112,3 +112,57 @@ def read_tree_extension(path: str, object_format) -> bytes | None:
             return body[pos + 8:pos + 8 + size]
         pos += 8 + size
     return None
+
+
+def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes], entries, hash_name: str,
+           has_object) -> set[bytes]:
+    """``cache_tree_update(WRITE_TREE_REPAIR)``, as unpack-trees ends: each
+    invalid directory whose tree, hashed from the index ``entries`` below
+    it, is already in the object store (``has_object``) becomes valid again
+    with that id and the index's entry count (``trees`` updated in place);
+    the directories still invalid are returned. A directory holding an
+    intent-to-add entry, or a subdirectory still invalid, stays invalid
+    (nothing is written: repair only uses trees that exist)."""
+    import hashlib
+
+    from .index_file import CE_INTENT_TO_ADD
+
+    files: dict[bytes, list] = {d: [] for d in invalid}
+    subs: dict[bytes, set[bytes]] = {d: set() for d in invalid}
+    counts = dict.fromkeys(invalid, 0)
+    blocked: set[bytes] = set()
+    for e in entries:
+        d = e.name
+        first = True
+        while d:
+            slash = d.rfind(b"/")
+            parent, name = (d[:slash], d[slash + 1:]) if slash != -1 else (b"", d)
+            if parent in files:
+                counts[parent] += 1
+                if first:
+                    files[parent].append((name, e))
+                    if e.extended_flags & CE_INTENT_TO_ADD:
+                        blocked.add(parent)
+                else:
+                    subs[parent].add(name)
+            first = False
+            d = parent
+    still = set(invalid)
+    for d in sorted(invalid, key=lambda d: -d.count(b"/") - (1 if d else 0)):
+        items = [(name, b"%o %s" % (e.mode, name), e.oid) for name, e in files[d]]
+        ok = d not in blocked
+        for name in subs[d]:
+            full = d + b"/" + name if d else name
+            if full in still or full not in trees:
+                ok = False
+                break
+            items.append((name + b"/", b"40000 " + name, trees[full][0]))
+        if not ok:
+            continue
+        items.sort()
+        content = b"".join(mode_name + b"\0" + oid for _, mode_name, oid in items)
+        oid = hashlib.new(hash_name, b"tree %d\0" % len(content) + content).digest()
+        if has_object(oid):
+            trees[d] = (oid, sorted(subs[d]), counts[d])
+            still.discard(d)
+    return still

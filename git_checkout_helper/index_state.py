@@ -359,7 +359,13 @@ def _sparse_index(entries: list[Entry], exts: list[tuple[bytes, bytes]], hash_na
     ``FSMN`` (``remove_fsmonitor``). Left full after a sparse read: the
     ``TREE`` read described the collapsed index, so unless a switch made
     a new one it goes (git recomputes it; dropping it is never stale)."""
-    from .sparse_index import convert_to_sparse, sparse_index_allowed, unexpanded
+    from .sparse_index import (
+        collapse_cache_tree,
+        convert_to_sparse,
+        sparse_index_allowed,
+        switch_keeps_expanded,
+        unexpanded,
+    )
 
     was_sparse = state is not None and state.sparse
     if was_sparse and not switch:
@@ -368,10 +374,15 @@ def _sparse_index(entries: list[Entry], exts: list[tuple[bytes, bytes]], hash_na
             return kept, exts + [(b"sdir", b"")]
     collapsed = None
     if ensure_tree is not None and sparse_index_allowed(config, sparse, split):
-        collapsed = convert_to_sparse(entries, sparse, hash_name, ensure_tree)
+        keep = switch_keeps_expanded(state.file.entries, sparse) if was_sparse and switch else None
+        collapsed = convert_to_sparse(entries, sparse, hash_name, ensure_tree, keep or frozenset())
     if collapsed is not None:
         entries, tree = collapsed
-        exts = [(s, d) for s, d in exts if s not in (b"TREE", b"FSMN")] + [(b"TREE", tree), (b"sdir", b"")]
+        if keep is not None:  # never expanded: the switch's own TREE, its sparse directories leaves
+            old_tree = next((d for s, d in exts if s == b"TREE"), None)
+            tree = collapse_cache_tree(old_tree, entries, 32 if hash_name == "sha256" else 20) if old_tree else None
+        exts = [(s, d) for s, d in exts if s not in (b"TREE", b"FSMN")] + [(b"TREE", tree)] * (tree is not None) + [
+            (b"sdir", b"")]
     elif was_sparse and not switch:
         exts = [(s, d) for s, d in exts if s != b"TREE"]
     return entries, exts

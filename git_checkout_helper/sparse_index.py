@@ -30,7 +30,8 @@ from .index import S_IFGITLINK, Entry, build_cache_tree
 from .index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_STAGEMASK
 from .sparse import SparseCheckout
 
-__all__ = ["S_IFSPARSEDIR", "convert_to_sparse", "expand", "sparse_index_allowed", "unexpanded"]
+__all__ = ["S_IFSPARSEDIR", "collapse_cache_tree", "convert_to_sparse", "expand", "sparse_index_allowed", "switch_keeps_expanded",
+           "unexpanded"]
 
 #: ``S_ISSPARSEDIR``: the mode of a sparse directory entry.
 S_IFSPARSEDIR = 0o040000
@@ -86,24 +87,79 @@ def sparse_index_allowed(config, sparse: SparseCheckout | None, split: bool) -> 
     return raw is not None and git_config_bool("index.sparse", raw)
 
 
+def switch_keeps_expanded(read: list[Entry], sparse: SparseCheckout) -> frozenset[bytes] | None:
+    """After a switch from the sparse index ``read``: the directories that
+    stay expanded, or None when git expands the whole index.
+
+    git's two-way merge works on the sparse index itself: a sparse
+    directory entry, or a tree outside the cone that the index has nothing
+    of, becomes a directory entry for the new tree, and the files of a
+    directory the index held expanded are merged one by one and stay files
+    (its write does not collapse an index it never expanded). A sparse
+    directory now inside the cone makes it expand everything, and the
+    write collapses afresh."""
+    dirs = [e.name[:-1] for e in read if e.mode == S_IFSPARSEDIR]
+    if any(sparse.dir_included(d) for d in dirs):
+        return None
+    keep: set[bytes] = set()
+    for e in read:
+        if e.mode != S_IFSPARSEDIR:
+            d = e.name
+            while b"/" in d:
+                d = d[:d.rfind(b"/")]
+                if d in keep:
+                    break
+                keep.add(d)
+    return frozenset(keep)
+
+
+def collapse_cache_tree(data: bytes, entries: list[Entry], rawsz: int) -> bytes:
+    """A switch's ``TREE`` (valid where the index matches the target) for
+    the collapsed ``entries``, as git's two-way merge builds it on a sparse
+    index: each sparse directory a leaf of one entry with its tree's id, the
+    counts above it lowered to match, invalid nodes left invalid."""
+    from .cachetree import CacheTree
+
+    root = CacheTree.parse(data, rawsz)
+    leaves = {e.name[:-1]: e.oid for e in entries if e.mode == S_IFSPARSEDIR}
+
+    def walk(node: CacheTree, path: bytes) -> int:
+        removed = 0
+        for sub in node.subs:
+            p = path + b"/" + sub.name if path else sub.name
+            if p in leaves:
+                removed += sub.count - 1 if sub.count >= 0 else 0
+                sub.count, sub.oid, sub.subs = 1, leaves[p], []
+            else:
+                removed += walk(sub, p)
+        if node.count >= 0:
+            node.count -= removed
+        return removed
+
+    walk(root, b"")
+    return root.serialize()
+
+
 def convert_to_sparse(entries: list[Entry], sparse: SparseCheckout, hash_name: str,
-                      ensure_tree: Callable[[bytes, bytes], None]) -> tuple[list[Entry], bytes] | None:
+                      ensure_tree: Callable[[bytes, bytes], None],
+                      keep: frozenset[bytes] = frozenset()) -> tuple[list[Entry], bytes] | None:
     """``convert_to_sparse``: the collapsed entries and their ``TREE``
     extension, or None when the index stays full (empty, unmerged entries,
     intent-to-add entries). ``ensure_tree(raw id, tree content)`` stores a
-    tree the object store lacks."""
+    tree the object store lacks; the directories in ``keep`` are not
+    collapsed (:func:`switch_keeps_expanded`)."""
     if not entries or any(e.flags & CE_STAGEMASK or e.extended_flags & CE_INTENT_TO_ADD for e in entries):
         return None
     trees = _cache_tree_update(entries, hash_name, ensure_tree)
     out: list[Entry] = []
-    _collapse(entries, 0, len(entries), b"", trees, sparse, out)
+    _collapse(entries, 0, len(entries), b"", trees, sparse, keep, out)
     return out, build_cache_tree(_cache_tree_update(out, hash_name, None), set())
 
 
 def _collapse(entries: list[Entry], lo: int, hi: int, d: bytes, trees, sparse: SparseCheckout,
-              out: list[Entry]) -> None:
+              keep: frozenset[bytes], out: list[Entry]) -> None:
     """``convert_to_sparse_rec`` over ``entries[lo:hi]``, the entries below directory ``d``."""
-    if d and not sparse.dir_included(d) and all(
+    if d and d not in keep and not sparse.dir_included(d) and all(
             e.extended_flags & CE_SKIP_WORKTREE and e.mode != S_IFGITLINK for e in entries[lo:hi]):
         out.append(Entry(d + b"/", S_IFSPARSEDIR, trees[d][0], extended_flags=CE_SKIP_WORKTREE))
         return
@@ -118,7 +174,7 @@ def _collapse(entries: list[Entry], lo: int, hi: int, d: bytes, trees, sparse: S
             continue
         sub = e.name[:slash]
         span = trees[sub][2]
-        _collapse(entries, i, i + span, sub, trees, sparse, out)
+        _collapse(entries, i, i + span, sub, trees, sparse, keep, out)
         i += span
 
 

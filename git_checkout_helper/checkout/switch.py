@@ -110,7 +110,7 @@ def run_checkout(
         if clone is not None:
             co.collisions.report(entries, err)
         co.smudge_racily_clean(entries, old.mtime_ns)
-        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan), old, repo.config,
+        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan, repo), old, repo.config,
                                 worktree=co.top[:-1], switch=True, err=err,
                                 unread=clone is not None, ensure_tree=repo.ensure_tree,
                                 # clone's own checkout writes a full index, whatever index.sparse says
@@ -324,8 +324,9 @@ def _refuse_submodule_recursion(repo: Repository, opts: CheckoutOptions, plan: P
                             "use git checkout", 128)
 
 
-def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:
-    """A TREE extension from the target's trees, invalid where the index differs."""
+def _cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:
+    """A TREE extension from the target's trees, invalid where the index
+    differs, then repaired where a tree of the index's content exists."""
     if target.tree_id is None:
         return None
     invalid: set[bytes] = set()
@@ -340,7 +341,14 @@ def _cache_tree(target: TreeFiles, plan: Plan) -> bytes | None:
             invalid.add(d)
             if not d:
                 break
-    return build_cache_tree(target.trees, invalid)
+    trees = target.trees
+    if invalid:
+        from ..cachetree import repair
+
+        trees = dict(trees)
+        invalid = repair(trees, invalid, [plan.entries[p] for p in sorted(plan.entries)], repo.hash_name,
+                         repo.odb.has_object)
+    return build_cache_tree(trees, invalid)
 
 
 def _describe(branch: bytes | None, commit: bytes | None) -> bytes:
