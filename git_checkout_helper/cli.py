@@ -351,7 +351,7 @@ def _checkout_args(repo, opts, rest, pathspec, o, env, trace) -> int:
             where = find_unique_abbrev(repo, t.source) if t.source else "the index"
             sys.stderr.write(f"Updated {n} path{'s' if n != 1 else ''} from {where}\n")
         head = repo.head_commit()
-        return _post_checkout(repo, env, head, head, "paths")
+        return _post_checkout(repo, env, head, head, "paths", trace=trace)
     old = repo.head_commit()
     if t.commit is None and old is None and bo.new_branch is not None and not bo.detach:
         switch_unborn_to_new_branch(repo, bo, o.quiet, sys.stderr)
@@ -363,7 +363,7 @@ def _checkout_args(repo, opts, rest, pathspec, o, env, trace) -> int:
             raise
         return _die(str(e))
     _print_report(opts, report)
-    return _post_checkout(repo, env, old, repo.head_commit(), "switch")
+    return _post_checkout(repo, env, old, repo.head_commit(), "switch", trace=trace)
 
 
 def _git_prefix(repo) -> str:
@@ -376,12 +376,12 @@ def _git_prefix(repo) -> str:
     return "" if rel == "." or rel.startswith("..") else rel + "/"
 
 
-def _post_checkout(repo, env, old, new, kind: str, clone: bool = False) -> int:
+def _post_checkout(repo, env, old, new, kind: str, clone: bool = False, trace=None) -> int:
     """Run post-checkout (hooks.py); the command's exit code from its status."""
     from .hooks import exit_code, post_checkout
 
     status = post_checkout(repo, old, new, kind != "paths", environ=env,
-                           prefix=None if clone else _git_prefix(repo), clone=clone)
+                           prefix=None if clone else _git_prefix(repo), clone=clone, trace=trace)
     return exit_code(kind, status)
 
 
@@ -492,7 +492,7 @@ def clone_main(argv: list[str] | None = None) -> int:
             o.progress = not o.quiet
             report = run_checkout(repo, ref, o, trace=trace, clone=origin)
             _print_report(opts, report)
-            return _post_checkout(repo, env, None, repo.head_commit(), "clone", clone=True)
+            return _post_checkout(repo, env, None, repo.head_commit(), "clone", clone=True, trace=trace)
         finally:
             trace.close()
             repo.close()

@@ -29,6 +29,7 @@ import errno
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -103,14 +104,27 @@ def hook_environment(repo, environ: Mapping[str, str], prefix: str | None, clone
 
 
 def run_hook(repo, name: str, args: list[str], *, environ: Mapping[str, str], prefix: str | None = None,
-             clone: bool = False, err: TextIO = sys.stderr, out: TextIO = sys.stdout) -> int:
-    """``run_hooks_l``: run hook ``name`` if there is one; its exit status (0 without one)."""
+             clone: bool = False, err: TextIO = sys.stderr, out: TextIO = sys.stdout, trace=None) -> int:
+    """``run_hooks_l``: run hook ``name`` if there is one; its exit status (0 without one).
+    ``trace``: the :class:`trace2.Trace2` session, which records the hook as
+    ``run_processes_parallel`` does (a ``hook`` region, a child of class ``hook``)."""
     found = find_hook(repo, name, None if clone else environ.get("GIT_DIR"), err, clone)
     if found is None:
         return 0
     full, shown = found
     cwd = repo.worktree or repo.dirs.gitdir
     env = hook_environment(repo, environ, prefix, clone)
+    if trace is None or not trace.enabled:
+        return _run_hook(full, shown, args, name, cwd, env, err, out, None)
+    env["GIT_TRACE2_PARENT_SID"] = trace.sid
+    trace.region_enter("hook", name, "max:1")
+    try:
+        return _run_hook(full, shown, args, name, cwd, env, err, out, trace)
+    finally:
+        trace.region_leave("hook", name)
+
+
+def _run_hook(full: str, shown: str, args: list[str], name: str, cwd, env, err: TextIO, out: TextIO, trace) -> int:
     for f in (out, err):  # our messages come first, as git's (unbuffered stderr, flushed stdout)
         try:
             f.flush()
@@ -121,19 +135,30 @@ def run_hook(repo, name: str, args: list[str], *, environ: Mapping[str, str], pr
     except (AttributeError, OSError, ValueError):
         stdout = 2
     argv = [shown, *args]
+    cid = trace.child_start(argv, hook_name=name) if trace is not None else -1
+    started = time.monotonic()
     try:
         try:
             # The path as git spells it, relative to the top: a script's $0.
-            proc = subprocess.run(argv if os.path.isabs(shown) or os.sep in shown else [full, *args],
-                                  cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, check=False)
+            proc = subprocess.Popen(argv if os.path.isabs(shown) or os.sep in shown else [full, *args],
+                                    cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout)
         except OSError as e:
             if e.errno != errno.ENOEXEC:
                 raise
-            proc = subprocess.run(["/bin/sh", *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                  stdout=stdout, check=False)
+            proc = subprocess.Popen(["/bin/sh", *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout)
     except OSError as e:
+        if trace is not None:
+            trace.child_exit(cid, -1, -1, time.monotonic() - started)
         err.write(f"error: cannot run {shown}: {e.strerror}\n")
         return 1
+    try:
+        proc.wait()
+    except BaseException:  # interrupted: as subprocess.run, the hook does not outlive us
+        proc.kill()
+        proc.wait()
+        raise
+    if trace is not None:
+        trace.child_exit(cid, proc.pid, proc.returncode, time.monotonic() - started)
     if proc.returncode < 0:  # wait_or_whine: died of a signal
         err.write(f"error: {shown} died of signal {-proc.returncode}\n")
         return 128 - proc.returncode
@@ -142,11 +167,12 @@ def run_hook(repo, name: str, args: list[str], *, environ: Mapping[str, str], pr
 
 def post_checkout(repo, old: bytes | None, new: bytes | None, changed: bool, *, environ: Mapping[str, str],
                   prefix: str | None = None, clone: bool = False, err: TextIO = sys.stderr,
-                  out: TextIO = sys.stdout) -> int:
+                  out: TextIO = sys.stdout, trace=None) -> int:
     """``post_checkout_hook``: ``<old> <new> <1|0>``, null ids for None."""
     zero = "0" * repo.odb.object_format.hex_length
     args = [old.decode() if old else zero, new.decode() if new else zero, "1" if changed else "0"]
-    return run_hook(repo, "post-checkout", args, environ=environ, prefix=prefix, clone=clone, err=err, out=out)
+    return run_hook(repo, "post-checkout", args, environ=environ, prefix=prefix, clone=clone, err=err, out=out,
+                    trace=trace)
 
 
 def exit_code(kind: str, hook_status: int) -> int:

@@ -62,6 +62,7 @@ class Trace2:
         self._normal = _open_target(normal_target, self.sid)
         self._t0 = time.monotonic()
         self._next_child = 0
+        self._regions: list[float] = []  # the open regions' start times, outermost first
 
     @classmethod
     def from_env(cls, env) -> Trace2:
@@ -108,16 +109,34 @@ class Trace2:
             f"data {category}:{key}={value}" if self._normal is not None else None,
         )
 
-    def child_start(self, argv: list[str]) -> int:
-        """``trace2_child_start``; returns the child id for :meth:`child_exit`."""
+    def child_start(self, argv: list[str], hook_name: str | None = None) -> int:
+        """``trace2_child_start``; returns the child id for :meth:`child_exit`.
+        ``hook_name``: a hook, child class ``hook`` (``run_hooks_opt``)."""
         cid = self._next_child
         self._next_child += 1
-        self._emit(
-            "child_start",
-            {"child_id": cid, "child_class": "?", "use_shell": False, "argv": argv},
-            f"child_start[{cid}] {' '.join(argv)}",
-        )
+        fields: dict = {"child_id": cid, "child_class": "?" if hook_name is None else "hook"}
+        if hook_name is not None:
+            fields["hook_name"] = hook_name
+        fields.update(use_shell=False, argv=argv)
+        self._emit("child_start", fields, f"child_start[{cid}] {' '.join(argv)}")
         return cid
+
+    def region_enter(self, category: str, label: str, msg: str | None = None) -> None:
+        """``trace2_region_enter_printf`` (the event target only, as git's normal
+        target prints no regions)."""
+        self._regions.append(time.monotonic())
+        fields: dict = {"nesting": self.nesting - 1 + len(self._regions), "category": category, "label": label}
+        if msg is not None:
+            fields["msg"] = msg
+        self._emit("region_enter", fields, None)
+
+    def region_leave(self, category: str, label: str) -> None:
+        """``trace2_region_leave``: ``t_rel`` from its region's start."""
+        started = self._regions.pop()
+        self._emit("region_leave", {"t_rel": round(time.monotonic() - started, 6),
+                                    "nesting": self.nesting + len(self._regions), "category": category,
+                                    "label": label},
+                   None)
 
     def child_exit(self, cid: int, pid: int, code: int, elapsed: float) -> None:
         self._emit(

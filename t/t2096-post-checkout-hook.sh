@@ -207,4 +207,40 @@ test_expect_success 'clone: a template config is the start of the clone config, 
 	test_path_is_missing tc.git/.git/logs
 '
 
+# hook_events <trace2 event file>: the hook's region and child, the fields
+# that do not depend on time, process or session.
+hook_events() {
+	"$PYTHON" -c '
+import json, sys
+hooks = set()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    ev = e["event"]
+    if ev.startswith("region_") and e.get("category") != "hook":
+        continue
+    if ev == "child_start":
+        if e.get("child_class") != "hook":
+            continue
+        hooks.add((e["sid"], e["child_id"]))
+    elif ev == "child_exit":
+        if (e["sid"], e["child_id"]) not in hooks:
+            continue
+    elif not ev.startswith("region_"):
+        continue
+    print(json.dumps({k: v for k, v in e.items() if k not in
+                      ("sid", "time", "file", "line", "t_rel", "pid", "thread", "child_id")}, sort_keys=True))
+' "$1"
+}
+
+test_expect_success 'trace2 records the hook as git does: a hook region, a child of class hook' '
+	rm -rf tr.ours tr.git && git clone -q src tr.ours && git clone -q src tr.git &&
+	write_hook tr.ours/.git/hooks/post-checkout && write_hook tr.git/.git/hooks/post-checkout &&
+	(cd tr.ours && HOOK_LOG=/dev/null GIT_TRACE2_EVENT="$TRASH_DIRECTORY/tr.ev.ours" \
+		git parallel-checkout -q side 2>/dev/null) &&
+	(cd tr.git && HOOK_LOG=/dev/null GIT_TRACE2_EVENT="$TRASH_DIRECTORY/tr.ev.git" git checkout -q side 2>/dev/null) &&
+	hook_events tr.ev.ours >tr.ours.hook && hook_events tr.ev.git >tr.git.hook &&
+	test_line_count = 4 tr.git.hook &&
+	test_cmp tr.git.hook tr.ours.hook
+'
+
 test_done
