@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["CacheTree", "read_tree_extension", "repair"]
+__all__ = ["CacheTree", "read_tree_extension", "repair", "tree_object"]
 
 
 class CacheTree:
@@ -114,6 +114,20 @@ def read_tree_extension(path: str, object_format) -> bytes | None:
     return None
 
 
+def tree_object(files, subtrees, hash_name: str) -> tuple[bytes, bytes]:
+    """A tree object's (raw id, content) as ``cache_tree_update``'s
+    ``update_one`` writes it: ``files`` (name, mode, raw id) and
+    ``subtrees`` (name, raw id) in git's tree order, a directory's name
+    compared as if it ended in ``/``."""
+    import hashlib
+
+    items = [(name, b"%o %s" % (mode, name), oid) for name, mode, oid in files]
+    items += [(name + b"/", b"40000 " + name, oid) for name, oid in subtrees]
+    items.sort()
+    content = b"".join(mode_name + b"\0" + oid for _, mode_name, oid in items)
+    return hashlib.new(hash_name, b"tree %d\0" % len(content) + content).digest(), content
+
+
 def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes], entries, hash_name: str,
            has_object) -> set[bytes]:
     """``cache_tree_update(WRITE_TREE_REPAIR)``, as unpack-trees ends: each
@@ -123,8 +137,6 @@ def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[byte
     the directories still invalid are returned. A directory holding an
     intent-to-add entry, or a subdirectory still invalid, stays invalid
     (nothing is written: repair only uses trees that exist)."""
-    import hashlib
-
     from .index_file import CE_INTENT_TO_ADD
 
     files: dict[bytes, list] = {d: [] for d in invalid}
@@ -149,19 +161,11 @@ def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[byte
             d = parent
     still = set(invalid)
     for d in sorted(invalid, key=lambda d: -d.count(b"/") - (1 if d else 0)):
-        items = [(name, b"%o %s" % (e.mode, name), e.oid) for name, e in files[d]]
-        ok = d not in blocked
-        for name in subs[d]:
-            full = d + b"/" + name if d else name
-            if full in still or full not in trees:
-                ok = False
-                break
-            items.append((name + b"/", b"40000 " + name, trees[full][0]))
-        if not ok:
+        fulls = [(name, d + b"/" + name if d else name) for name in subs[d]]
+        if d in blocked or any(full in still or full not in trees for _, full in fulls):
             continue
-        items.sort()
-        content = b"".join(mode_name + b"\0" + oid for _, mode_name, oid in items)
-        oid = hashlib.new(hash_name, b"tree %d\0" % len(content) + content).digest()
+        oid, _ = tree_object([(name, e.mode, e.oid) for name, e in files[d]],
+                             [(name, trees[full][0]) for name, full in fulls], hash_name)
         if has_object(oid):
             trees[d] = (oid, sorted(subs[d]), counts[d])
             still.discard(d)

@@ -23,9 +23,9 @@ of one entry. An index with unmerged or intent-to-add entries stays full.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
+from .cachetree import tree_object
 from .index import S_IFGITLINK, Entry, build_cache_tree
 from .index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_STAGEMASK
 from .sparse import SparseCheckout
@@ -186,19 +186,17 @@ def _cache_tree_update(entries: list[Entry], hash_name: str, ensure_tree) -> dic
 
     def one(lo: int, hi: int, d: bytes) -> None:
         base = len(d) + 1 if d else 0
-        items: list[tuple[bytes, bytes, bytes]] = []  # (sort key, mode and name, raw id)
+        files: list[tuple[bytes, int, bytes]] = []
         subs: list[bytes] = []
         i = lo
         while i < hi:
             e = entries[i]
             slash = e.name.find(b"/", base)
             if slash < 0:
-                name = e.name[base:]
-                items.append((name, b"%o %s" % (e.mode, name), e.oid))
+                files.append((e.name[base:], e.mode, e.oid))
                 i += 1
                 continue
             sub = e.name[:slash]
-            name = sub[base:]
             j = i + 1
             prefix = sub + b"/"
             while j < hi and entries[j].name.startswith(prefix):
@@ -207,16 +205,13 @@ def _cache_tree_update(entries: list[Entry], hash_name: str, ensure_tree) -> dic
                 trees[sub] = (e.oid, [], 1)
             else:
                 one(i, j, sub)
-            subs.append(name)
-            items.append((name + b"/", b"40000 " + name, trees[sub][0]))
+            subs.append(sub[base:])
             i = j
-        items.sort()
-        content = b"".join(mode_name + b"\0" + oid for _, mode_name, oid in items)
-        oid = hashlib.new(hash_name, b"tree %d\0" % len(content) + content).digest()
+        full = [d + b"/" + s if d else s for s in subs]
+        oid, content = tree_object(files, [(s, trees[f][0]) for s, f in zip(subs, full, strict=True)], hash_name)
         if ensure_tree is not None:
             ensure_tree(oid, content)
-        trees[d] = (oid, subs, sum(trees[s if not d else d + b"/" + s][2] for s in subs)
-                    + sum(1 for key, _, _ in items if not key.endswith(b"/")))
+        trees[d] = (oid, subs, sum(trees[f][2] for f in full) + len(files))
 
     one(0, len(entries), b"")
     return trees
