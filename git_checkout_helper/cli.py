@@ -59,8 +59,8 @@ usage: git parallel-checkout [<options>] <branch|commit>
     --no-track            do not set up tracking
     --guess / --no-guess  second guess 'git checkout <no-such-branch>' (default)
     --[no-]recurse-submodules
-                          submodule.recurse; a checkout that would move a submodule is
-                          refused (git updates it; we do not)
+                          control recursive updating of submodules (default:
+                          submodule.recurse)
 """
 
 #: The branch options of the checkout command (revision.BranchOptions).

@@ -168,6 +168,18 @@ def _get(config, section: bytes, name: bytes) -> bytes | None:
         return None
 
 
+def get_exact(config, section: tuple[bytes, ...], name: bytes) -> bytes | None:
+    """``section.name`` from the highest-priority file that has exactly that
+    section: dulwich's ``get`` falls back from ``submodule.<name>.active`` to
+    ``submodule.active``, which git never does."""
+    for backend in getattr(config, "backends", [config]):
+        try:
+            return backend[section][name]
+        except KeyError:
+            continue
+    return None
+
+
 def git_config_bool(key: str, value: bytes | None) -> bool:
     """``git_config_bool``: a bad value is fatal."""
     b = git_parse_maybe_bool(value)

@@ -35,6 +35,7 @@ ERROR_WOULD_OVERWRITE = "Your local changes to the following files would be over
 ERROR_NOT_UPTODATE_DIR = "Updating the following directories would lose untracked files in them:"
 ERROR_WOULD_LOSE_UNTRACKED = "The following untracked working tree files would be overwritten by checkout:"
 ERROR_WOULD_LOSE_UNTRACKED_REMOVED = "The following untracked working tree files would be removed by checkout:"
+ERROR_WOULD_LOSE_SUBMODULE = "Cannot update submodule:"
 HINT_COMMIT_OR_STASH = "Please commit your changes or stash them before you switch branches."
 HINT_MOVE_OR_REMOVE = "Please move or remove them before you switch branches."
 
@@ -46,10 +47,16 @@ class PlanError(Exception):
     in git's order (``display_error_msgs``), where one header may come
     twice: git keeps "index differs" and "file modified" apart under the
     same words. ``self.groups`` is always the merged mapping.
+
+    ``kinds`` names each pair's git error type (``unpack_trees_error_types``
+    as :data:`PLUMBING_ERRORS` keys them), for the one-line messages a
+    plumbing merge prints instead (a submodule's ``read-tree``).
     """
 
-    def __init__(self, groups: dict[str, list[bytes]] | list[tuple[str, list[bytes]]]) -> None:
+    def __init__(self, groups: dict[str, list[bytes]] | list[tuple[str, list[bytes]]],
+                 kinds: list[str] | None = None) -> None:
         pairs = list(groups.items()) if isinstance(groups, dict) else list(groups)
+        self.pairs, self.kinds = pairs, kinds
         self.groups: dict[str, list[bytes]] = {}
         for header, paths in pairs:
             self.groups.setdefault(header, []).extend(paths)
@@ -59,12 +66,29 @@ class PlanError(Exception):
             lines.extend(f"\t{p.decode('utf-8', 'surrogateescape')}" for p in sorted(paths))
             if header == ERROR_WOULD_OVERWRITE:
                 lines.append(HINT_COMMIT_OR_STASH)
-            elif header == ERROR_NOT_UPTODATE_DIR:
+            elif header in (ERROR_NOT_UPTODATE_DIR, ERROR_WOULD_LOSE_SUBMODULE):
                 lines.append("")  # git's message for it ends in the list, and error() adds a newline
             else:
                 lines.append(HINT_MOVE_OR_REMOVE)
         lines.append("Aborting")
         super().__init__("\n".join(lines))
+
+    def first_plumbing_error(self, prefix: bytes = b"") -> str:
+        """The one error a merge without ``show_all_errors`` stops at: the
+        first refused path in traversal order, as ``add_rejected_path``
+        prints it (``super_prefixed``)."""
+        path, kind = min((p, k) for k, (_, paths) in zip(self.kinds or [], self.pairs, strict=True) for p in paths)
+        return "error: " + PLUMBING_ERRORS[kind] % (prefix + path).decode("utf-8", "surrogateescape")
+
+
+#: ``unpack_plumbing_errors``: what a merge without porcelain messages says.
+PLUMBING_ERRORS = {
+    "overwrite": "Entry '%s' would be overwritten by merge. Cannot merge.",
+    "not_uptodate": "Entry '%s' not uptodate. Cannot merge.",
+    "not_uptodate_dir": "Updating '%s' would lose untracked files in it",
+    "untracked_overwritten": "Untracked working tree file '%s' would be overwritten by merge.",
+    "untracked_removed": "Untracked working tree file '%s' would be removed by merge.",
+}
 
 
 class Plan:
@@ -488,10 +512,13 @@ class _TwowayMerge:
                     out.append(p)
             return out
 
-        groups = [(ERROR_WOULD_OVERWRITE, first(overwrite)), (ERROR_WOULD_OVERWRITE, first(not_uptodate)),
-                  (ERROR_NOT_UPTODATE_DIR, first(lose_dirs)), (ERROR_WOULD_LOSE_UNTRACKED, first(untracked)),
-                  (ERROR_WOULD_LOSE_UNTRACKED_REMOVED, first(untracked_removed))]
-        raise PlanError([(h, p) for h, p in groups if p])
+        groups = [("overwrite", ERROR_WOULD_OVERWRITE, first(overwrite)),
+                  ("not_uptodate", ERROR_WOULD_OVERWRITE, first(not_uptodate)),
+                  ("not_uptodate_dir", ERROR_NOT_UPTODATE_DIR, first(lose_dirs)),
+                  ("untracked_overwritten", ERROR_WOULD_LOSE_UNTRACKED, first(untracked)),
+                  ("untracked_removed", ERROR_WOULD_LOSE_UNTRACKED_REMOVED, first(untracked_removed))]
+        groups = [g for g in groups if g[2]]
+        raise PlanError([(h, p) for _, h, p in groups], [k for k, _, _ in groups])
 
 
 def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, to_worktree,

@@ -300,7 +300,8 @@ class Repository:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         zero = b"0" * self.odb.object_format.hex_length
         with open(path, "ab") as f:
-            f.write(b"%s %s %s\t%s\n" % (old or zero, new, self._ident_with_date(), message))
+            # (log_ref_write_fd: no tab before an empty message)
+            f.write(b"%s %s %s%s\n" % (old or zero, new, self._ident_with_date(), b"\t" + message if message else b""))
 
     def _remote_head_commit(self, ref: str) -> bytes | None:
         try:

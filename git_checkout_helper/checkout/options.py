@@ -35,8 +35,7 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: Ticks before the progress meter starts (``GIT_PROGRESS_DELAY``, git's 2);
     #: ``--progress`` does not change it, as in git.
     progress_delay: int = 2
-    #: ``--[no-]recurse-submodules``; None: ``submodule.recurse``. Submodules
-    #: are not updated by us: a checkout that would move one is refused.
+    #: ``--[no-]recurse-submodules``; None: ``submodule.recurse`` (see :mod:`submodule`).
     recurse_submodules: bool | None = None
     #: Terminal width for the meter (``$COLUMNS``); None: asked of the terminal.
     columns: int | None = None

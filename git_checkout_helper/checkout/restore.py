@@ -16,6 +16,7 @@ from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
+from ..wrapper import show_path
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .updates import Checkout, _execute
 
@@ -104,6 +105,20 @@ def _plan_of(entries: list[Entry]) -> Plan:
     return plan
 
 
+def _refuse_submodule_restore(co: Checkout, todo: list[Entry]) -> None:
+    """``--recurse-submodules`` in a path restore: git would move each
+    populated submodule named to its gitlink's commit (``checkout_entry``);
+    we do not, so such a restore is refused before anything is touched."""
+    from ..submodule import populated_submodules, should_update_submodules
+
+    if not should_update_submodules(co.repo.config, co.opts.recurse_submodules):
+        return
+    moved = populated_submodules(co.top, [e.name for e in todo if e.mode == S_IFGITLINK])
+    if moved:
+        raise CheckoutError(f"fatal: submodule '{show_path(moved[0])}' would be updated by a path restore "
+                            "(--recurse-submodules): not supported by this command; use git checkout", 128)
+
+
 def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
                        opts: CheckoutOptions, err: TextIO = sys.stderr, trace=None) -> CheckoutReport:
     """``git checkout [<tree-ish>] -- <pathspec>...``: restore paths.
@@ -181,6 +196,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         if unmatched:
             raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"
                                           for p in unmatched), 1)
+        _refuse_submodule_restore(co, todo)
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)

@@ -12,11 +12,11 @@ from typing import TextIO
 
 from ..index import S_IFGITLINK, Entry, IndexLock, build_cache_tree
 from ..index_state import index_bytes
-from ..plan import Plan, _mode_of, plan_reset, plan_switch, worktree_matches
+from ..plan import Plan, PlanError, _mode_of, plan_reset, plan_switch, worktree_matches
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
 from ..sparse import clear_skip_worktree_from_present_files
-from ..wrapper import show_path
+from ..submodule import should_update_submodules
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .updates import Checkout, _execute, _lstat_or_none, _read_file, _refuse_hostile_tree
 
@@ -97,25 +97,25 @@ def run_checkout(
         co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
         co.setup_attributes(target, old.entries)
-        plan = _merge_trees(co, opts.force or clone is not None, old, head_commit, target)
-        if clone is None:
-            _refuse_submodule_recursion(repo, opts, plan, old.entries)
+        reset = opts.force or clone is not None
+        recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
+        try:
+            plan = _merge_trees(co, reset, old, head_commit, target)
+        except PlanError as e:
+            if not recurse:
+                raise
+            _plan_submodules(co, reset, old, head_commit, target, e)  # raises, with both refusals
+        if recurse:
+            co.submodules = _plan_submodules(co, reset, old, head_commit, target, None)
         sparse_warnings = _apply_sparse(co, plan, old.entries)
+        if co.submodules is not None:
+            co.submodules.refuse_sparse(plan)
         _execute(co, plan, opts, err)
         if sparse_warnings:
             err.write(sparse_warnings)
         if co.errors:
             raise CheckoutError("", 1)
-        entries = [plan.entries[p] for p in sorted(plan.entries)]
-        if clone is not None:
-            co.collisions.report(entries, err)
-        co.smudge_racily_clean(entries, old.mtime_ns)
-        lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan, repo), old, repo.config,
-                                worktree=co.top[:-1], switch=True, err=err,
-                                unread=clone is not None, ensure_tree=repo.ensure_tree,
-                                # clone's own checkout writes a full index, whatever index.sparse says
-                                sparse=repo.sparse_checkout() if clone is None else None,
-                                changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
+        entries = write_index(co, lock, plan, target, old, clone)
     except BaseException:
         lock.rollback()
         raise
@@ -127,6 +127,25 @@ def run_checkout(
     else:
         _update_head(repo, opts, rev, clone, old_branch, head_commit, branch, commit, remote_ref, out, err)
     return co.report
+
+
+def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None
+                ) -> list[Entry]:
+    """The index a switch (or a clone, or a submodule's move) leaves:
+    ``unpack_trees``'s result with its TREE extension, racily clean entries
+    smudged, written under ``lock``. Returns its entries."""
+    repo = co.repo
+    entries = [plan.entries[p] for p in sorted(plan.entries)]
+    if clone is not None:
+        co.collisions.report(entries, co.err)
+    co.smudge_racily_clean(entries, old.mtime_ns)
+    lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan, repo), old, repo.config,
+                            worktree=co.top[:-1], switch=True, err=co.err,
+                            unread=clone is not None, ensure_tree=repo.ensure_tree,
+                            # clone's own checkout writes a full index, whatever index.sparse says
+                            sparse=repo.sparse_checkout() if clone is None else None,
+                            changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
+    return entries
 
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles) -> Plan:
@@ -303,25 +322,25 @@ def _submodule_head(path: bytes) -> bytes | None:
         return None
 
 
-def _refuse_submodule_recursion(repo: Repository, opts: CheckoutOptions, plan: Plan,
-                                old: dict[bytes, Entry]) -> None:
-    """``--recurse-submodules`` / ``submodule.recurse``: git would move the
-    populated submodules whose gitlinks change; we do not, so such a
-    checkout is refused before anything is touched (fail closed)."""
-    recurse = opts.recurse_submodules
-    if recurse is None:
-        from ..config import _get, git_config_bool
+def _plan_submodules(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
+                     plan_error: PlanError | None):
+    """``--recurse-submodules`` / ``submodule.recurse``: the checks
+    ``unpack_trees`` makes of each gitlink, then every move planned in its
+    submodule (:mod:`submodule`). Refusals join the superproject's own
+    (``plan_error``) in one PlanError, as ``display_error_msgs`` groups them."""
+    from ..submodule import SubmoduleMoves
 
-        raw = _get(repo.config, b"submodule", b"recurse")
-        recurse = raw is not None and git_config_bool("submodule.recurse", raw)
-    if not recurse:
-        return
-    moved = [e.name for e in plan.write if e.mode == S_IFGITLINK]
-    moved += [p for p in plan.remove if p in old and old[p].mode == S_IFGITLINK]
-    if moved:
-        raise CheckoutError(f"fatal: submodule '{show_path(sorted(moved)[0])}' would be updated "
-                            "(--recurse-submodules, submodule.recurse): not supported by this command; "
-                            "use git checkout", 128)
+    moves = SubmoduleMoves(co, reset)
+    head = co.repo.tree_of(head_commit).files if head_commit is not None and (old.entries or old.mtime_ns) else {}
+    if reset:
+        moves.plan_reset(target.files, old.entries, head)
+    else:
+        moves.plan_switch(head, target.files, old.entries)
+    if plan_error is None and not moves.lose:
+        moves.prepare()
+    if plan_error is not None or moves.lose:
+        raise moves.refusal(plan_error)
+    return moves if moves.moves else None
 
 
 def _cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:

@@ -117,6 +117,8 @@ class Checkout:
         self._made_dirs: set[bytes] = set()
         self.collisions = Collisions(self.core)  # paths found sharing one file (a clone's warning)
         self._dynamic: bool | None = None  # checkout.distribution, read once
+        #: Submodules this checkout moves (--recurse-submodules): submodule.SubmoduleMoves.
+        self.submodules = None
 
     # --- messages --------------------------------------------------------------
 
@@ -770,8 +772,12 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         # unless the driver is marked parallel and the helpers are ours.
         co.start_helpers(sum(1 for e in plan.write if e.mode & 0o170000 == 0o100000
                              and (not co.drivers or co.eligible(co.conv_attrs(e.name), e.name))))
+        if co.submodules is not None:
+            co.submodules.remove()
         co.remove_files(plan.remove)
         co.write_entries(plan.write)
+        if co.submodules is not None:
+            co.submodules.update()
     except BaseException:
         co.filters.close(terminate=True)  # interrupted: a filter may be stuck
         raise
