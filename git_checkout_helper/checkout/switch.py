@@ -7,38 +7,17 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import sys
-from collections.abc import Callable
 from typing import TextIO
 
-from ..index import S_IFGITLINK, Entry, IndexLock, build_cache_tree
-from ..index_state import index_bytes
+from ..index import S_IFGITLINK, Entry, IndexLock
 from ..plan import Plan, PlanError, _mode_of, plan_reset, plan_switch, worktree_matches
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
 from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
-from .updates import Checkout, _execute, _lstat_or_none, _read_file, _refuse_hostile_tree
-
-
-def _ignore_matcher(repo: Repository, index, per_directory_only: bool = False) -> Callable[[bytes], bool]:
-    """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
-    info/exclude and each directory's .gitignore; ``per_directory_only``: the
-    .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
-    from ..ignore import IgnoreRules
-
-    env = repo.environ
-    try:
-        name = os.fsdecode(repo.config.get((b"core",), b"excludesfile"))
-    except KeyError:
-        home = env.get("HOME")
-        xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
-        name = os.path.join(xdg, "git", "ignore") if xdg else None
-    if name and name.startswith("~") and env.get("HOME"):
-        name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
-    excludes = _read_file(name) if name and not per_directory_only else None
-    info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
-    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
+from .unpack import apply_sparse, ignore_matcher, write_index
+from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree
 
 
 def run_checkout(
@@ -107,7 +86,7 @@ def run_checkout(
             _plan_submodules(co, reset, old, head_commit, target, e)  # raises, with both refusals
         if recurse:
             co.submodules = _plan_submodules(co, reset, old, head_commit, target, None)
-        sparse_warnings = _apply_sparse(co, plan, old.entries)
+        sparse_warnings = apply_sparse(co, plan, old.entries)
         if co.submodules is not None:
             co.submodules.refuse_sparse(plan)
         _execute(co, plan, opts, err)
@@ -129,25 +108,6 @@ def run_checkout(
     return co.report
 
 
-def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None
-                ) -> list[Entry]:
-    """The index a switch (or a clone, or a submodule's move) leaves:
-    ``unpack_trees``'s result with its TREE extension, racily clean entries
-    smudged, written under ``lock``. Returns its entries."""
-    repo = co.repo
-    entries = [plan.entries[p] for p in sorted(plan.entries)]
-    if clone is not None:
-        co.collisions.report(entries, co.err)
-    co.smudge_racily_clean(entries, old.mtime_ns)
-    lock.commit(index_bytes(entries, repo.hash_name, _cache_tree(target, plan, repo), old, repo.config,
-                            worktree=co.top[:-1], switch=True, err=co.err,
-                            unread=clone is not None, ensure_tree=repo.ensure_tree,
-                            # clone's own checkout writes a full index, whatever index.sparse says
-                            sparse=repo.sparse_checkout() if clone is None else None,
-                            changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
-    return entries
-
-
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index``, a twoway merge from HEAD."""
@@ -160,9 +120,9 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     unborn = not old.entries and not old.mtime_ns
     refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
     return plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
-                       repo.hash_name, co.to_worktree, old.mtime_ns, _ignore_matcher(repo, old.entries),
+                       repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
-                       ignored_in_subdir=_ignore_matcher(repo, old.entries, per_directory_only=True),
+                       ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
                        refreshed=True)
 
 
@@ -203,17 +163,6 @@ def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
         die_if_checked_out(repo.dirs, branch)
     except NotAGitRepository as e:
         raise CheckoutError(f"fatal: {e}", 128) from None
-
-
-def _apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
-    """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
-    from ..sparse import apply_sparse_checkout
-
-    sparse = co.repo.sparse_checkout()
-    if sparse is None:
-        return ""
-    return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
-        e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git))
 
 
 def _oneline(repo: Repository, commit: bytes) -> str:
@@ -328,7 +277,7 @@ def _plan_submodules(co: Checkout, reset: bool, old, head_commit: bytes | None, 
     ``unpack_trees`` makes of each gitlink, then every move planned in its
     submodule (:mod:`submodule`). Refusals join the superproject's own
     (``plan_error``) in one PlanError, as ``display_error_msgs`` groups them."""
-    from ..submodule import SubmoduleMoves
+    from .submodules import SubmoduleMoves
 
     moves = SubmoduleMoves(co, reset)
     head = co.repo.tree_of(head_commit).files if head_commit is not None and (old.entries or old.mtime_ns) else {}
@@ -341,33 +290,6 @@ def _plan_submodules(co: Checkout, reset: bool, old, head_commit: bytes | None, 
     if plan_error is not None or moves.lose:
         raise moves.refusal(plan_error)
     return moves if moves.moves else None
-
-
-def _cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:
-    """A TREE extension from the target's trees, invalid where the index
-    differs, then repaired where a tree of the index's content exists."""
-    if target.tree_id is None:
-        return None
-    invalid: set[bytes] = set()
-    tf = target.files
-    differing = [p for p, e in plan.entries.items() if tf.get(p) != (e.mode, e.oid)]
-    differing += [p for p in tf if p not in plan.entries]
-    for p in differing:
-        d = p
-        while True:
-            slash = d.rfind(b"/")
-            d = d[:slash] if slash != -1 else b""
-            invalid.add(d)
-            if not d:
-                break
-    trees = target.trees
-    if invalid:
-        from ..cachetree import repair
-
-        trees = dict(trees)
-        invalid = repair(trees, invalid, [plan.entries[p] for p in sorted(plan.entries)], repo.hash_name,
-                         repo.odb.has_object)
-    return build_cache_tree(trees, invalid)
 
 
 def _describe(branch: bytes | None, commit: bytes | None) -> bytes:

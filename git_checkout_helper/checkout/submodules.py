@@ -1,0 +1,384 @@
+"""``--recurse-submodules``: the submodules one checkout moves, checked as
+``unpack_trees`` checks each gitlink and moved as ``submodule_move_head``
+moves them, by our own checkout in each submodule (see :mod:`submodule` for
+what is read there, and for the two places we keep what git loses)."""
+
+from __future__ import annotations
+
+import os
+
+from ..index import S_IFGITLINK, Entry
+from ..repository import EMPTY, Repository, TreeFiles
+from ..submodule import (
+    GITMODULES_FILE,
+    _connect_work_tree_and_git_dir,
+    _has_dirty_index,
+    _is_active,
+    _parse_gitmodules,
+    _populated_gitdir,
+    _set_core_worktree,
+    _submodule_env,
+    _submodule_names,
+)
+from ..wrapper import show_path
+from .unpack import apply_sparse, ignore_matcher, write_index
+from .updates import Checkout, _execute
+
+__all__ = ["SubmoduleMoves"]
+
+#: ``unpack_trees_error_types`` in their order (``display_error_msgs``), as
+#: :class:`plan.PlanError` names them.
+ERROR_KINDS = ("overwrite", "not_uptodate", "not_uptodate_dir", "untracked_overwritten", "untracked_removed",
+               "submodule")
+
+class MoveRefused(Exception):
+    """A submodule that cannot be moved: its messages are already printed."""
+
+
+class Move:
+    """One submodule's checkout, planned before the superproject is touched
+    and carried out in its turn (``submodule_move_head`` without dry run)."""
+
+    __slots__ = ("path", "name", "new", "gitdir", "repo", "co", "old", "plan", "target", "connect", "nested",
+                 "head", "head_symbolic", "fresh")
+
+    def __init__(self, path: bytes, name: bytes, new: bytes | None, gitdir: str) -> None:
+        self.path, self.name, self.new, self.gitdir = path, name, new, gitdir
+        self.repo: Repository | None = None
+        self.co = self.old = self.plan = self.target = self.nested = None
+        self.connect = False  # write <path>/.git and core.worktree (connect_work_tree_and_git_dir)
+        self.fresh = False  # no old head: the submodule comes into being (submodule_reset_index)
+        self.head: bytes | None = None
+        self.head_symbolic = False
+
+
+class SubmoduleMoves:
+    """The submodules one checkout moves: planned (:meth:`plan_switch`,
+    :meth:`plan_reset`), then carried out around the superproject's own
+    updates (:meth:`remove`, then :meth:`update`).
+
+    ``co`` is the superproject's :class:`checkout.updates.Checkout`;
+    ``prefix`` the ``--super-prefix`` its paths are shown under.
+    """
+
+    def __init__(self, co, force: bool, prefix: bytes = b"") -> None:
+        self.co, self.force, self.prefix = co, force, prefix
+        self.repo: Repository = co.repo
+        self.top = co.top
+        self.moves: dict[bytes, Move] = {}
+        self.not_uptodate: list[bytes] = []  # ERROR_NOT_UPTODATE_FILE, from verify_uptodate
+        self.lose: list[bytes] = []  # ERROR_WOULD_LOSE_SUBMODULE
+        self._names: dict[bytes, bytes] = {}  # the .gitmodules the checks see
+        self._update_names: dict[bytes, bytes] = {}  # and the one the updates see (load_gitmodules_file)
+        self._opened: dict[bytes, Repository | None] = {}
+
+    # --- what git asks of each gitlink ---------------------------------------
+
+    def _name(self, path: bytes) -> bytes | None:
+        """``submodule_from_ce``: the name of the submodule at ``path``, if any."""
+        return self._names.get(path)
+
+    def _read_names(self, target: dict, index: dict[bytes, Entry], head: dict) -> None:
+        """The checks see the ``.gitmodules`` there is; ``check_updates``
+        writes a new one first and reads it again for the updates."""
+        self._names = self._update_names = _submodule_names(self.repo, index, head)
+        t, cur = target.get(GITMODULES_FILE), index.get(GITMODULES_FILE)
+        if t is not None and (cur is None or (cur.mode, cur.oid) != t) and head.get(GITMODULES_FILE) != t:
+            self._update_names = _parse_gitmodules(self.repo.odb.read_blob(t[1]))
+
+    def _shown(self, path: bytes) -> str:
+        return show_path(self.prefix + path)
+
+    def _open(self, path: bytes) -> Repository | None:
+        """The populated submodule at ``path``, opened as a command run in it
+        would find it (``prepare_submodule_repo_env``)."""
+        if path not in self._opened:
+            full = self.top + path
+            repo = None
+            if _populated_gitdir(full) is not None:
+                from ..discovery import SetupEnv
+                from ..odb import discover
+
+                env = _submodule_env(self.repo.environ)
+                repo = Repository(discover(os.fsdecode(full), env=SetupEnv(environ=env)), env)
+            self._opened[path] = repo
+        return self._opened[path]
+
+    def _tree(self, sub: Repository, path: bytes, commit: bytes | None) -> TreeFiles:
+        """A commit's tree in the submodule; a missing one stops the dry run
+        as ``read-tree`` dies on it."""
+        if commit is None:
+            return EMPTY
+        try:
+            return sub.tree_of(commit)
+        except Exception:  # noqa: BLE001 - missing or not a commit
+            self.co.err.write(f"fatal: failed to unpack tree object {commit.decode()}\n"
+                              f"error: Submodule '{self._shown(path)}' could not be updated.\n")
+            raise MoveRefused from None
+
+    def check(self, path: bytes, old: bytes | None, new: bytes | None) -> bool:
+        """``check_submodule_move_head``: ``submodule_move_head`` as a dry run
+        (``read-tree -n -m <old> <new>``, or ``--reset`` under ``-f``).
+
+        ``old`` is a commit, ``b"HEAD"`` or None (the submodule comes into
+        being); ``new`` a commit or None (it leaves). Not active, or not
+        populated where an old head is asked for: nothing to check.
+        """
+        name = self._name(path)
+        if name is None or not _is_active(self.repo.config, name, path):
+            return True
+        sub = self._open(path)
+        if sub is None:
+            # Not populated: only a submodule coming into being is looked at,
+            # and git's read-tree then runs where nothing of the submodule is.
+            return True
+        err = self.co.err
+        try:
+            if old is not None and not self.force and _has_dirty_index(sub):
+                err.write(f"error: submodule '{self._shown(path)}' has dirty index\n")
+                return False
+            head = sub.head_commit() if old == b"HEAD" else old
+            old_tree = self._tree(sub, path, head)
+            new_tree = self._tree(sub, path, new)
+        except MoveRefused:
+            return False
+        if self.force:
+            return True
+        from ..plan import PlanError, plan_switch
+
+        index = sub.read_index()
+        try:
+            # read-tree -n: no update, so no untracked-file checks, and no
+            # refresh: a file whose stat data differ is not up to date.
+            plan_switch(old_tree, new_tree, index.entries, os.fsencode(sub.worktree) + b"/", sub.hash_name,
+                        lambda e: None, index.mtime_ns, lambda p: True, refreshed=True)
+        except PlanError as e:
+            err.write(e.first_plumbing_error(self.prefix + path + b"/") + "\n"
+                      f"error: Submodule '{self._shown(path)}' could not be updated.\n")
+            return False
+        return True
+
+    def plan_switch(self, head: dict, target: dict, index: dict[bytes, Entry]) -> None:
+        """``twoway_merge``'s submodule checks for every gitlink a switch
+        changes, then the moves themselves (:meth:`_prepare`)."""
+        self._read_names(target, index, head)
+        for path in sorted(set(head) | set(target) | set(index)):
+            h, t, cur = head.get(path), target.get(path), index.get(path)
+            link_cur = cur is not None and cur.mode == S_IFGITLINK
+            link_new = t is not None and t[0] == S_IFGITLINK
+            if not (link_cur or link_new) or h == t:
+                continue
+            if cur is not None and t is not None and (cur.mode, cur.oid) == t:
+                continue
+            if not ((cur is None and h is None) or (cur is not None and h == (cur.mode, cur.oid))):
+                continue  # reject_merge: the superproject's plan refuses it
+            if self._name(path) is None and (not link_new or path not in self._update_names):
+                continue
+            if link_cur != link_new and cur is not None and t is not None:
+                self._unsupported(path, "changes between a submodule and a file")
+            exists = os.path.lexists(self.top + path)
+            new = t[1].hex().encode() if link_new else None
+            if cur is None:  # merged_entry of a new entry: verify_absent, then the move
+                if exists and not (self.check(path, new, None) and self.check(path, None, new)):
+                    self.lose.append(path)
+                    continue
+            else:
+                old = cur.oid.hex().encode()
+                if t is None and exists and not self.check(path, old, None):  # verify_absent_if_directory
+                    self.lose.append(path)
+                    continue
+                if exists and not self.check(path, b"HEAD", old):  # verify_uptodate_1
+                    self.not_uptodate.append(path)
+                    self.lose.append(path)
+                    continue
+                if t is not None and exists and not self.check(path, old, new):  # merged_entry
+                    self.lose.append(path)
+                    continue
+            self._add(path, new)
+
+    def plan_reset(self, target: dict, index: dict[bytes, Entry], head: dict) -> None:
+        """``oneway_merge`` (``-f``): every active gitlink of the target is
+        checked out again (``verify_uptodate`` is a no-op under reset, so
+        CE_UPDATE is set even for unchanged ones), and those that leave go."""
+        self._read_names(target, index, head)
+        for path in sorted(set(target) | set(index)):
+            t, cur = target.get(path), index.get(path)
+            link_cur = cur is not None and cur.mode == S_IFGITLINK
+            link_new = t is not None and t[0] == S_IFGITLINK
+            if not (link_cur or link_new) or (self._name(path) is None and path not in self._update_names):
+                continue
+            if link_cur != link_new and cur is not None and t is not None:
+                self._unsupported(path, "changes between a submodule and a file")
+            self._add(path, t[1].hex().encode() if link_new else None)
+
+    def refusal(self, plan_error):
+        """One PlanError of the superproject's refusals (``plan_error``, maybe
+        None) and the submodules', in ``display_error_msgs`` order."""
+        from ..plan import ERROR_WOULD_LOSE_SUBMODULE, ERROR_WOULD_OVERWRITE, PlanError
+
+        groups: dict[str, tuple[str, list[bytes]]] = {}
+        if plan_error is not None:
+            for kind, (header, paths) in zip(plan_error.kinds, plan_error.pairs, strict=True):
+                groups[kind] = (header, list(paths))
+        if self.not_uptodate:
+            groups.setdefault("not_uptodate", (ERROR_WOULD_OVERWRITE, []))[1].extend(self.not_uptodate)
+        if self.lose:
+            groups["submodule"] = (ERROR_WOULD_LOSE_SUBMODULE, self.lose)
+        kinds = [k for k in ERROR_KINDS if k in groups]
+        return PlanError([groups[k] for k in kinds], kinds)
+
+    def refuse_sparse(self, plan) -> None:
+        """A submodule the sparse-checkout patterns leave out: git removes
+        its work tree (``apply_sparse_checkout``'s CE_WT_REMOVE, forced) or
+        leaves it; we do neither, so such a checkout is refused before
+        anything is touched (the plan is all that changed)."""
+        removed = set(plan.remove)
+        for path, move in self.moves.items():
+            e = plan.entries.get(path)
+            if move.new is not None and (path in removed or e is None or e.extended_flags & 0x4000):
+                self._unsupported(path, "is outside the sparse-checkout patterns")
+
+    def _unsupported(self, path: bytes, what: str) -> None:
+        from ..errors import CheckoutError
+
+        raise CheckoutError(f"fatal: submodule '{self._shown(path)}' {what} (--recurse-submodules): "
+                            "not supported by this command; use git checkout", 128)
+
+    def _add(self, path: bytes, new: bytes | None) -> None:
+        name = (self._update_names if new is not None else self._names).get(path)
+        if name is None or not _is_active(self.repo.config, name, path):
+            return
+        from ..discovery import is_git_directory
+
+        gitdir = os.path.join(self.repo.dirs.gitdir, "modules", os.fsdecode(name))  # per worktree (path.c)
+        move = Move(path, name, new, gitdir)
+        sub = self._open(path)
+        if sub is None:
+            if new is None:
+                return  # unlink_entry: an unpopulated submodule is just its directory
+            if not is_git_directory(gitdir):
+                # Active but never cloned: git's read-tree would run in a
+                # directory that is no repository.
+                self._unsupported(path, "has no git directory (run git submodule update --init)")
+            move.connect = move.fresh = True
+        elif os.path.isdir(self.top + path + b"/.git"):
+            self._unsupported(path, "keeps its git directory in its work tree (git would absorb it first)")
+        else:
+            move.connect = self.force
+        self.moves[path] = move
+
+    def prepare(self) -> None:
+        """Plan every move in its submodule (nested submodules too); one that
+        would lose a file or a change is refused like git's dry run."""
+        for path, move in list(self.moves.items()):
+            try:
+                self._prepare(move)
+            except MoveRefused:
+                self.lose.append(path)
+                del self.moves[path]
+
+    def _prepare(self, move: Move) -> None:
+        from msgspec.structs import replace
+
+        from ..discovery import SetupEnv
+        from ..odb import discover
+        from ..plan import PlanError, plan_reset, plan_switch
+
+        path, parent = move.path, self.co
+        sub = self._open(path)
+        if sub is None:  # coming into being: its git dir, with the work tree it will have
+            env = _submodule_env(self.repo.environ)
+            setup = SetupEnv(git_dir=move.gitdir, work_tree=os.fsdecode(self.top + path), environ=env)
+            sub = Repository(discover(os.fsdecode(self.top), env=setup), env)
+        move.repo = sub
+        opts = replace(parent.opts, force=self.force, quiet=True, progress=False, recurse_submodules=True,
+                       ignore_other_worktrees=True)
+        co = Checkout(sub, opts, parent.err, parent.trace)
+        old = sub.read_index(parent.err.write)
+        if move.fresh:
+            old.entries = {}  # submodule_reset_index: read-tree --reset <empty tree>
+        move.head, move.head_symbolic = sub.head_commit(), sub.head_ref() is not None
+        head = None if move.fresh else move.head
+        target = self._tree(sub, path, move.new)
+        head_tree = self._tree(sub, path, head)
+        co.setup_attributes(target, old.entries)
+        try:
+            if self.force:
+                plan = plan_reset(target, old.entries, co.top, sub.hash_name, co.to_worktree, old.mtime_ns,
+                                  core=co.core, to_git=co.to_git)
+            else:
+                plan = plan_switch(head_tree, target, old.entries, co.top, sub.hash_name, co.to_worktree,
+                                   old.mtime_ns, ignore_matcher(sub, old.entries), core=co.core,
+                                   to_git=co.to_git,
+                                   ignored_in_subdir=ignore_matcher(sub, old.entries, per_directory_only=True),
+                                   refreshed=True)
+        except PlanError as e:
+            parent.err.write(e.first_plumbing_error(self.prefix + path + b"/") + "\n"
+                             f"error: Submodule '{self._shown(path)}' could not be updated.\n")
+            raise MoveRefused from None
+        nested = SubmoduleMoves(co, self.force, self.prefix + path + b"/")
+        if self.force:
+            nested.plan_reset(target.files, old.entries, head_tree.files)
+        else:
+            nested.plan_switch(head_tree.files, target.files, old.entries)
+        nested.prepare()
+        if nested.lose:  # read-tree's plumbing message for the first, then ours
+            parent.err.write(f"error: Submodule '{show_path(nested.prefix + min(nested.lose))}' cannot checkout "
+                             f"new HEAD.\nerror: Submodule '{self._shown(path)}' could not be updated.\n")
+            raise MoveRefused
+        co.submodules = nested if nested.moves else None
+        apply_sparse(co, plan, old.entries)
+        move.co, move.old, move.plan, move.target, move.nested = co, old, plan, target, nested
+
+    # --- carrying them out ---------------------------------------------------
+
+    def remove(self) -> None:
+        """The submodules that leave (``unlink_entry``), before the
+        superproject removes their directories."""
+        for move in self.moves.values():
+            if move.new is None:
+                self._run(move)
+
+    def update(self) -> None:
+        """The submodules that stay or arrive, after the superproject's files
+        (``checkout_entry`` of each gitlink)."""
+        for move in self.moves.values():
+            if move.new is not None:
+                self._run(move)
+
+    def _run(self, move: Move) -> None:
+        from ..index import IndexLock
+
+        co, sub, path = move.co, move.repo, move.path
+        full = self.top + path
+        try:
+            if move.new is not None:
+                os.makedirs(full, exist_ok=True)
+                if move.connect:
+                    _connect_work_tree_and_git_dir(full, move.gitdir)
+            lock = IndexLock(sub.dirs.index_path)
+            try:
+                _execute(co, move.plan, co.opts, co.err)
+                if co.errors:
+                    raise OSError(0, "some files could not be written")
+                write_index(co, lock, move.plan, move.target, move.old)
+            except BaseException:
+                lock.rollback()
+                raise
+            if move.new is not None:
+                if move.head != move.new or move.head_symbolic:
+                    sub.update_head(move.new, None, b"")  # update-ref --no-deref HEAD <new>
+            else:
+                try:
+                    os.unlink(os.path.join(full, b".git"))
+                except FileNotFoundError:
+                    pass
+                try:
+                    os.rmdir(full)
+                except OSError:
+                    pass  # untracked files stay; the superproject's rmdir says so
+                _set_core_worktree(os.path.join(move.gitdir, "config"), None)
+        except (OSError, MoveRefused) as ex:
+            if getattr(ex, "strerror", None):
+                self.co.err.write(f"error: {self._shown(path)}: {ex.strerror}\n")
+            self.co.error(f"Submodule '{self._shown(path)}' could not be updated.")

@@ -1,0 +1,91 @@
+"""The pieces of ``unpack_trees`` a switch and a submodule's move share: the
+ignore rules its checks use, the sparse patterns over its result, and the
+index it leaves (with its TREE extension)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ..index import Entry, IndexLock, build_cache_tree
+from ..index_state import index_bytes
+from ..plan import Plan, worktree_matches
+from ..repository import Repository, TreeFiles
+from .updates import Checkout, _read_file
+
+
+def ignore_matcher(repo: Repository, index, per_directory_only: bool = False) -> Callable[[bytes], bool]:
+    """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
+    info/exclude and each directory's .gitignore; ``per_directory_only``: the
+    .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
+    from ..ignore import IgnoreRules
+
+    env = repo.environ
+    try:
+        name = os.fsdecode(repo.config.get((b"core",), b"excludesfile"))
+    except KeyError:
+        home = env.get("HOME")
+        xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else None)
+        name = os.path.join(xdg, "git", "ignore") if xdg else None
+    if name and name.startswith("~") and env.get("HOME"):
+        name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
+    excludes = _read_file(name) if name and not per_directory_only else None
+    info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
+    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
+
+
+def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None
+                ) -> list[Entry]:
+    """The index a switch (or a clone, or a submodule's move) leaves:
+    ``unpack_trees``'s result with its TREE extension, racily clean entries
+    smudged, written under ``lock``. Returns its entries."""
+    repo = co.repo
+    entries = [plan.entries[p] for p in sorted(plan.entries)]
+    if clone is not None:
+        co.collisions.report(entries, co.err)
+    co.smudge_racily_clean(entries, old.mtime_ns)
+    lock.commit(index_bytes(entries, repo.hash_name, cache_tree(target, plan, repo), old, repo.config,
+                            worktree=co.top[:-1], switch=True, err=co.err,
+                            unread=clone is not None, ensure_tree=repo.ensure_tree,
+                            # clone's own checkout writes a full index, whatever index.sparse says
+                            sparse=repo.sparse_checkout() if clone is None else None,
+                            changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
+    return entries
+
+
+def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
+    """Sparse checkout over the plan (see :mod:`sparse`); git's warnings."""
+    from ..sparse import apply_sparse_checkout
+
+    sparse = co.repo.sparse_checkout()
+    if sparse is None:
+        return ""
+    return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
+        e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git))
+
+
+def cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:
+    """A TREE extension from the target's trees, invalid where the index
+    differs, then repaired where a tree of the index's content exists."""
+    if target.tree_id is None:
+        return None
+    invalid: set[bytes] = set()
+    tf = target.files
+    differing = [p for p, e in plan.entries.items() if tf.get(p) != (e.mode, e.oid)]
+    differing += [p for p in tf if p not in plan.entries]
+    for p in differing:
+        d = p
+        while True:
+            slash = d.rfind(b"/")
+            d = d[:slash] if slash != -1 else b""
+            invalid.add(d)
+            if not d:
+                break
+    trees = target.trees
+    if invalid:
+        from ..cachetree import repair
+
+        trees = dict(trees)
+        invalid = repair(trees, invalid, [plan.entries[p] for p in sorted(plan.entries)], repo.hash_name,
+                         repo.odb.has_object)
+    return build_cache_tree(trees, invalid)
