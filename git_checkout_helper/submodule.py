@@ -40,7 +40,7 @@ from .index import Entry
 from .repository import Repository
 from .wrapper import write_in_full
 
-__all__ = ["populated_submodules", "should_update_submodules"]
+__all__ = ["should_update_submodules"]
 
 GITMODULES_FILE = b".gitmodules"
 
@@ -124,11 +124,6 @@ def _populated_gitdir(full: bytes) -> str | None:
     if target is not None:
         return target
     return dotgit if os.path.isdir(dotgit) and is_git_directory(dotgit) else None
-
-
-def populated_submodules(top: bytes, paths: list[bytes]) -> list[bytes]:
-    """Those of the gitlink ``paths`` (below work tree ``top``) that are populated."""
-    return [p for p in paths if _populated_gitdir(top + p) is not None]
 
 
 def _submodule_env(environ) -> dict[str, str]:

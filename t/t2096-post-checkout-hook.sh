@@ -4,6 +4,8 @@ environment, core.hooksPath, a non-executable hook, the exit status'
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIRECTORY/lib-coordinator.sh"
 
+git lfs version >/dev/null 2>&1 && test_set_prereq GIT_LFS
+
 # The hook: one record per run in $HOOK_LOG (outside every work tree), a line
 # on its stdout (git sends it to stderr), and the exit status in $HOOK_EXIT.
 write_hook() {
@@ -241,6 +243,33 @@ test_expect_success 'trace2 records the hook as git does: a hook region, a child
 	hook_events tr.ev.ours >tr.ours.hook && hook_events tr.ev.git >tr.git.hook &&
 	test_line_count = 4 tr.git.hook &&
 	test_cmp tr.git.hook tr.ours.hook
+'
+
+test_expect_success GIT_LFS 'git-lfs'"'"'s post-checkout hook: lockable files made read-only, as with git' '
+	git init -q -b main lfs &&
+	(
+		cd lfs &&
+		git lfs install --local >/dev/null &&
+		echo "*.lck lockable" >.gitattributes &&
+		echo a >a.lck && echo p >plain && git add . && git commit -qm one &&
+		git checkout -qb other &&
+		echo b >b.lck && echo a2 >a.lck && git add . && git commit -qm two &&
+		git checkout -q main
+	) &&
+	for who in ours git
+	do
+		rm -rf lfs.$who &&
+		git clone -q lfs lfs.$who &&
+		git -C lfs.$who lfs install --local >/dev/null &&
+		chmod u+w lfs.$who/a.lck || return 1
+	done &&
+	git -C lfs.ours parallel-checkout -q other &&
+	git -C lfs.git checkout -q other &&
+	stat -c "%a %n" lfs.git/a.lck lfs.git/b.lck lfs.git/plain >modes &&
+	printf "%s\n" "444 lfs.git/a.lck" "444 lfs.git/b.lck" "644 lfs.git/plain" >expect &&
+	test_cmp expect modes &&
+	test_cmp_worktrees lfs.ours lfs.git &&
+	test_cmp_index lfs.ours lfs.git
 '
 
 test_done

@@ -302,10 +302,19 @@ test_expect_success 'a local change to a file both commits share is kept' '
 	echo keep >expect && test_cmp expect keep.git/sub/k
 '
 
-test_expect_success 'a path restore with recursion that would move a submodule is refused' '
+test_expect_success 'a path restore resets the submodule to the gitlink, forced, as git' '
 	sub_twins rs &&
-	(cd rs.ours && test_must_fail git parallel-checkout --recurse-submodules B -- sub 2>../rs.err) &&
-	grep "not supported" rs.err
+	same_sub_outcome rs --recurse-submodules B -- sub &&
+	git -C rs.ours/sub rev-parse HEAD >actual && git -C subsrc rev-parse s2 >expect &&
+	test_cmp expect actual &&
+	for d in rs.ours rs.git
+	do
+		git -C $d/sub checkout -q s1 && echo x >$d/sub/k && echo u >$d/sub/untracked || return 1
+	done &&
+	same_sub_outcome rs --recurse-submodules -- sub &&
+	same_sub_outcome rs --recurse-submodules A -- . &&
+	git -C rs.ours/sub checkout -q s2 && git -C rs.git/sub checkout -q s2 &&
+	same_sub_outcome rs -- sub
 '
 
 test_done

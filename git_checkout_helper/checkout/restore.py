@@ -16,7 +16,6 @@ from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
-from ..wrapper import show_path
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .updates import Checkout, _execute
 
@@ -105,18 +104,26 @@ def _plan_of(entries: list[Entry]) -> Plan:
     return plan
 
 
-def _refuse_submodule_restore(co: Checkout, todo: list[Entry]) -> None:
-    """``--recurse-submodules`` in a path restore: git would move each
-    populated submodule named to its gitlink's commit (``checkout_entry``);
-    we do not, so such a restore is refused before anything is touched."""
-    from ..submodule import populated_submodules, should_update_submodules
+def _submodule_moves(co: Checkout, todo: list[Entry], index: dict[bytes, Entry]):
+    """``--recurse-submodules`` in a path restore: ``checkout_entry`` of each
+    gitlink named resets its submodule to the gitlink's commit
+    (``submodule_move_head`` with SUBMODULE_MOVE_HEAD_FORCE, as
+    ``checkout_worktree``'s state is forced), planned before anything is
+    touched (see :mod:`checkout.submodules`)."""
+    from ..submodule import should_update_submodules
+    from .submodules import SubmoduleMoves
 
     if not should_update_submodules(co.repo.config, co.opts.recurse_submodules):
-        return
-    moved = populated_submodules(co.top, [e.name for e in todo if e.mode == S_IFGITLINK])
-    if moved:
-        raise CheckoutError(f"fatal: submodule '{show_path(moved[0])}' would be updated by a path restore "
-                            "(--recurse-submodules): not supported by this command; use git checkout", 128)
+        return None
+    links = [e for e in todo if e.mode == S_IFGITLINK]
+    if not links:
+        return None
+    moves = SubmoduleMoves(co, True)
+    moves.plan_paths(links, index)
+    moves.prepare()
+    if moves.lose:
+        raise moves.refusal(None)
+    return moves if moves.moves else None
 
 
 def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,
@@ -196,7 +203,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         if unmatched:
             raise CheckoutError("\n".join(f"error: pathspec '{p}' did not match any file(s) known to git"
                                           for p in unmatched), 1)
-        _refuse_submodule_restore(co, todo)
+        co.submodules = _submodule_moves(co, todo, idx.entries)
         _execute(co, _plan_of(todo), opts, err)
         if co.errors:
             raise CheckoutError("", 1)

@@ -211,6 +211,14 @@ class SubmoduleMoves:
                 self._unsupported(path, "changes between a submodule and a file")
             self._add(path, t[1].hex().encode() if link_new else None)
 
+    def plan_paths(self, links: list[Entry], index: dict[bytes, Entry]) -> None:
+        """A path restore's gitlinks: each one's submodule reset to its commit
+        (the ``.gitmodules`` there is, as ``checkout_paths`` reads it)."""
+        self._names = self._update_names = _submodule_names(self.repo, index, {})
+        for e in links:
+            if self._name(e.name) is not None:
+                self._add(e.name, e.oid.hex().encode())
+
     def refusal(self, plan_error):
         """One PlanError of the superproject's refusals (``plan_error``, maybe
         None) and the submodules', in ``display_error_msgs`` order."""
