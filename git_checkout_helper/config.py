@@ -310,3 +310,16 @@ def helper_threads_setting(config) -> int | None:
     if n < 1:
         raise ConfigError(f"bad checkout.helperThreads value '{raw.decode('utf-8', 'replace')}' (at least 1)")
     return n
+
+
+def submodule_jobs_setting(config, cpus: int) -> int:
+    """``checkout.submoduleJobs`` (ours): how many submodules a recursive
+    checkout moves at once, beside the superproject's own helpers; 0 means
+    one per processor. Unset: 1, one after another as git moves them."""
+    raw = _get(config, b"checkout", b"submodulejobs")
+    if raw is None:
+        return 1
+    n = git_config_int("checkout.submoduleJobs", raw)
+    if n < 0:
+        raise ConfigError(f"bad checkout.submoduleJobs value '{raw.decode('utf-8', 'replace')}' (0 or more)")
+    return n or cpus

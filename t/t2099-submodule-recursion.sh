@@ -275,6 +275,50 @@ test_expect_success 'sparse checkout: a submodule outside the patterns is refuse
 	test_cmp before after
 '
 
+test_expect_success 'checkout.submoduleJobs=2: two submodules move at the same time' '
+	git init -q multi &&
+	(
+		cd multi &&
+		git submodule add -q ../subsrc a && git submodule add -q ../subsrc b &&
+		git -C a checkout -q s1 && git -C b checkout -q s1 && git add . && git commit -qm M1 && git tag M1 &&
+		git -C a checkout -q s2 && git -C b checkout -q s2 && git add . && git commit -qm M2 && git tag M2 &&
+		git checkout -q --recurse-submodules M1
+	) &&
+	cp -a multi multi.git &&
+	for d in multi multi.git
+	do
+		git -C $d/a update-index -q --refresh && git -C $d/b update-index -q --refresh || return 1
+	done &&
+	# A rendezvous: a'"'"'s smudge filter cannot finish before b'"'"'s has started,
+	# so moving them one after the other never ends (timeout: exit 124).
+	mkfifo rdv &&
+	for m in a b
+	do
+		echo "f filter=rdv" >multi/.git/modules/$m/info/attributes || return 1
+	done &&
+	printf "#!/bin/sh\necho go >%s\nexec cat\n" "$PWD/rdv" >rdv-a &&
+	printf "#!/bin/sh\nread x <%s\nexec cat\n" "$PWD/rdv" >rdv-b &&
+	chmod +x rdv-a rdv-b &&
+	git config -f multi/.git/modules/a/config filter.rdv.smudge "$PWD/rdv-a" &&
+	git config -f multi/.git/modules/b/config filter.rdv.smudge "$PWD/rdv-b" &&
+	(cd multi && timeout 60 git -c checkout.submoduleJobs=2 parallel-checkout -q --recurse-submodules M2) &&
+	git -C multi.git checkout -q --recurse-submodules M2 &&
+	for m in a b
+	do
+		git -C multi/$m rev-parse HEAD >actual && git -C subsrc rev-parse s2 >expect &&
+		test_cmp expect actual &&
+		git -C multi/$m status --porcelain >actual && test_must_be_empty actual || return 1
+	done &&
+	test_cmp_worktrees multi multi.git &&
+	test_cmp_index multi multi.git &&
+	sub_state multi >before &&
+	(cd multi && test_must_fail git -c checkout.submoduleJobs=-1 parallel-checkout --recurse-submodules M1 2>../jobs.err) &&
+	echo "fatal: bad checkout.submoduleJobs value '"'"'-1'"'"' (0 or more)" >expect &&
+	test_cmp expect jobs.err &&
+	sub_state multi >after &&
+	test_cmp before after
+'
+
 # Deliberate differences (see submodule.py): git overwrites or discards these.
 test_expect_success 'an untracked file the new commit brings: refused before anything is touched' '
 	sub_twins unt &&

@@ -458,6 +458,8 @@ class Checkout:
                 self.report.sequential_items += 1
             if self.progress:
                 self.progress.add()
+        if self.submodules is not None:
+            self.submodules.start()  # their directories exist now
         if queue.items:
             self.run_queue(queue)
 
@@ -782,6 +784,8 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         co.filters.close(terminate=True)  # interrupted: a filter may be stuck
         raise
     finally:
+        if co.submodules is not None:
+            co.submodules.join()
         co.close_helpers()
         co.filters.close()  # process filters: end of input, then reaped (idempotent)
     if co.progress:
