@@ -275,6 +275,35 @@ test_expect_success 'sparse checkout: a submodule outside the patterns is refuse
 	test_cmp before after
 '
 
+test_expect_success 'a submodule keeping its .git inside: absorbed into the superproject first, as git' '
+	git init -q emb &&
+	(
+		cd emb && echo t >t && git add t && git commit -qm base &&
+		git clone -q ../subsrc sub && git -C sub checkout -q s1 &&
+		git submodule add -q ../subsrc sub && git commit -qm A && git tag A &&
+		git -C sub checkout -q s2 && git add sub && git commit -qm B && git tag B &&
+		git checkout -q A && git -C sub checkout -q s1
+	) &&
+	test -d emb/sub/.git &&
+	cp -a emb embt.ours && cp -a emb embt.git &&
+	for d in embt.ours embt.git
+	do
+		git -C $d/sub update-index -q --refresh || return 1
+	done &&
+	(cd embt.ours && git parallel-checkout --recurse-submodules B >../embt.out.ours 2>../embt.err.ours) &&
+	(cd embt.git && git checkout --recurse-submodules B >../embt.out.git 2>../embt.err.git) &&
+	sed "s/embt\.ours/embt.T/" embt.err.ours >ours.err &&
+	sed "s/embt\.git/embt.T/" embt.err.git >git.err &&
+	test_cmp git.err ours.err &&
+	test_cmp embt.out.git embt.out.ours &&
+	head -n 1 ours.err >actual &&
+	echo "Migrating git directory of '"'"'sub'"'"' from" >expect &&
+	test_cmp expect actual &&
+	sub_state embt.git >state.git && sub_state embt.ours >state.ours &&
+	test_cmp state.git state.ours &&
+	test -f embt.ours/sub/.git
+'
+
 test_expect_success 'checkout.submoduleJobs=2: two submodules move at the same time' '
 	git init -q multi &&
 	(

@@ -40,7 +40,8 @@ class Move:
     and carried out in its turn (``submodule_move_head`` without dry run)."""
 
     __slots__ = ("path", "name", "new", "gitdir", "repo", "co", "old", "plan", "target", "connect", "nested",
-                 "head", "head_symbolic", "fresh")
+                 "head", "head_symbolic", "fresh",
+                 "absorb")
 
     def __init__(self, path: bytes, name: bytes, new: bytes | None, gitdir: str) -> None:
         self.path, self.name, self.new, self.gitdir = path, name, new, gitdir
@@ -48,6 +49,7 @@ class Move:
         self.co = self.old = self.plan = self.target = self.nested = None
         self.connect = False  # write <path>/.git and core.worktree (connect_work_tree_and_git_dir)
         self.fresh = False  # no old head: the submodule comes into being (submodule_reset_index)
+        self.absorb = False  # its .git is a directory: moved to modules/<name> first
         self.head: bytes | None = None
         self.head_symbolic = False
 
@@ -273,7 +275,9 @@ class SubmoduleMoves:
                 self._unsupported(path, "has no git directory (run git submodule update --init)")
             move.connect = move.fresh = True
         elif os.path.isdir(self.top + path + b"/.git"):
-            self._unsupported(path, "keeps its git directory in its work tree (git would absorb it first)")
+            if os.path.lexists(gitdir):  # relocate_gitdir's rename would fail
+                self._unsupported(path, f"keeps its git directory in its work tree, and '{gitdir}' exists")
+            move.absorb, move.connect = True, self.force
         else:
             move.connect = self.force
         self.moves[path] = move
@@ -340,6 +344,8 @@ class SubmoduleMoves:
             parent.err.write(f"error: Submodule '{show_path(nested.prefix + min(nested.lose))}' cannot checkout "
                              f"new HEAD.\nerror: Submodule '{self._shown(path)}' could not be updated.\n")
             raise MoveRefused
+        if move.absorb and nested.moves:
+            self._unsupported(path, "keeps its git directory in its work tree and has submodules to move")
         co.submodules = nested if nested.moves else None
         apply_sparse(co, plan, old.entries)
         move.co, move.old, move.plan, move.target, move.nested = co, old, plan, target, nested
@@ -397,12 +403,34 @@ class SubmoduleMoves:
             self._pool.shutdown()
             self._pool = None
 
+    def _absorb(self, move: Move) -> Repository:
+        """``absorb_git_dir_into_superproject`` (``relocate_gitdir``): the
+        submodule's ``.git`` directory moved to its git dir in the
+        superproject and connected to the work tree, with git's message;
+        the submodule opened again there."""
+        from ..discovery import SetupEnv
+        from ..odb import discover
+
+        full = self.top + move.path
+        old, new = os.path.realpath(os.fsdecode(full + b"/.git")), os.path.realpath(move.gitdir)
+        self.co.err.write(f"Migrating git directory of '{self._shown(move.path)}' from\n'{old}' to\n'{new}'\n")
+        move.repo.close()
+        os.makedirs(os.path.dirname(new), exist_ok=True)
+        os.rename(old, new)
+        _connect_work_tree_and_git_dir(full, new)
+        env = _submodule_env(self.repo.environ)
+        move.repo = move.co.repo = Repository(discover(os.fsdecode(full), env=SetupEnv(environ=env)), env)
+        move.absorb = False
+        return move.repo
+
     def _run(self, move: Move) -> None:
         from ..index import IndexLock
 
         co, sub, path = move.co, move.repo, move.path
         full = self.top + path
         try:
+            if move.absorb:
+                sub = self._absorb(move)
             if move.new is not None:
                 os.makedirs(full, exist_ok=True)
                 if move.connect:
