@@ -240,16 +240,27 @@ class SubmoduleMoves:
         kinds = [k for k in ERROR_KINDS if k in groups]
         return PlanError([groups[k] for k in kinds], kinds)
 
-    def refuse_sparse(self, plan) -> None:
-        """A submodule the sparse-checkout patterns leave out: git removes
-        its work tree (``apply_sparse_checkout``'s CE_WT_REMOVE, forced) or
-        leaves it; we do neither, so such a checkout is refused before
-        anything is touched (the plan is all that changed)."""
+    def apply_sparse(self, plan) -> None:
+        """The sparse-checkout patterns over the moves (``apply_sparse_checkout``
+        after ``unpack_trees``): a submodule the patterns now leave out is
+        removed (CE_WT_REMOVE; git's removal is forced, ours keeps the checks
+        of a leaving submodule), one they kept out is not moved."""
         removed = set(plan.remove)
-        for path, move in self.moves.items():
+        for path, move in list(self.moves.items()):
             e = plan.entries.get(path)
-            if move.new is not None and (path in removed or e is None or e.extended_flags & 0x4000):
-                self._unsupported(path, "is outside the sparse-checkout patterns")
+            if move.new is None or not (path in removed or e is None or e.extended_flags & 0x4000):
+                continue
+            if path not in removed:
+                del self.moves[path]
+                continue
+            move.new = None
+            try:
+                self._prepare(move)
+            except MoveRefused:
+                self.lose.append(path)
+                del self.moves[path]
+        if self.lose:
+            raise self.refusal(None)
 
     def _unsupported(self, path: bytes, what: str) -> None:
         from ..errors import CheckoutError

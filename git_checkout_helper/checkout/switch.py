@@ -88,7 +88,7 @@ def run_checkout(
             co.submodules = _plan_submodules(co, reset, old, head_commit, target, None)
         sparse_warnings = apply_sparse(co, plan, old.entries)
         if co.submodules is not None:
-            co.submodules.refuse_sparse(plan)
+            co.submodules.apply_sparse(plan)
         _execute(co, plan, opts, err)
         if sparse_warnings:
             err.write(sparse_warnings)
