@@ -106,6 +106,7 @@ def fetch_objects(
     config=None,
     err: TextIO | None = None,
     refs: dict[bytes, bytes] | None = None,
+    ssh_command: str | None = None,
 ) -> tuple[object, dict]:
     """Fetch ``wants`` (hex ids) from ``url`` into ``store`` as one promisor
     pack. ``wants`` may be a function of the remote's refs (a clone: all of
@@ -129,7 +130,7 @@ def fetch_objects(
         if local is not None:
             listed = _fetch_local(local, wants, filter_spec, received)
         else:
-            listed = _fetch_remote(url, wants, filter_spec, config, received, err)
+            listed = _fetch_remote(url, wants, filter_spec, config, received, err, ssh_command)
     except BaseException as e:
         abort()
         if isinstance(e, Exception) and not isinstance(e, _Failed):
@@ -281,11 +282,34 @@ def _hexof(e: KeyError) -> str:
     return str(arg)
 
 
+def ssh_command(environ, config) -> str | None:
+    """``connect.c``'s choice of ssh: ``GIT_SSH_COMMAND`` (a shell command),
+    else ``core.sshCommand``, else ``GIT_SSH`` (a program), else None (ssh).
+    dulwich reads none of the environment itself."""
+    cmd = environ.get("GIT_SSH_COMMAND")
+    if cmd:
+        return cmd
+    try:
+        value = config.get((b"core",), b"sshcommand") if config is not None else None
+    except KeyError:
+        value = None
+    if value:
+        return value.decode()
+    program = environ.get("GIT_SSH")
+    if program:
+        import shlex
+
+        return shlex.quote(program)
+    return None
+
+
 def _fetch_remote(url: str, wants: list[bytes], filter_spec: bytes | None, config, out,
-                  err: TextIO | None) -> dict:
-    from dulwich.client import get_transport_and_path
+                  err: TextIO | None, ssh_command: str | None = None) -> dict:
+    from dulwich.client import SSHGitClient, get_transport_and_path
 
     client, path = get_transport_and_path(url, config=config, thin_packs=False, quiet=err is None)
+    if ssh_command and isinstance(client, SSHGitClient):
+        client.ssh_command = ssh_command
     listed: dict = {}
 
     def determine_wants(refs, depth=None):

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from .errors import CheckoutError, CloneError
-from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects
+from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
 from .list_objects_filter import parse_filter
 from .parse import git_parse_maybe_bool
 
@@ -176,7 +176,7 @@ def missing_objects(store, oids: Iterable[bytes], has: Callable[[bytes], bool] |
 
 
 def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | None = None,
-             what: str = "sha1 file", has: Callable[[bytes], bool] | None = None) -> int:
+             what: str = "sha1 file", has: Callable[[bytes], bool] | None = None, environ=None) -> int:
     """``prefetch_cache_entries`` + ``promisor_remote_get_direct``, failing
     closed: ``wanted`` is (path, raw oid) of everything the operation will
     read; whatever ``store`` lacks is fetched from the promisor remotes in
@@ -200,7 +200,8 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     remaining = missing
     for remote in remotes:
         try:
-            fetch_objects(store, remote.url, [o.hex().encode() for o in remaining], config=config, err=err)
+            fetch_objects(store, remote.url, [o.hex().encode() for o in remaining], config=config, err=err,
+                          ssh_command=ssh_command(environ or {}, config))
         except _Failed as e:
             last_error = (remote, e)
         remaining = missing_objects(store, remaining)
@@ -245,7 +246,7 @@ def missing_trees(store, root: bytes) -> list[bytes]:
     return out
 
 
-def prefetch_trees(config, store, root: bytes, *, err: TextIO | None = None) -> int:
+def prefetch_trees(config, store, root: bytes, *, err: TextIO | None = None, environ=None) -> int:
     """Every tree below ``root`` (raw id) present, fetched if need be: one
     fetch (with ``blob:none`` a wanted tree brings its subtrees) per round
     until the walk finds nothing missing. Returns objects fetched."""
@@ -256,7 +257,7 @@ def prefetch_trees(config, store, root: bytes, *, err: TextIO | None = None) -> 
             return fetched
         if not promisor_remotes(config):
             raise PromisorError(f"unable to read tree {missing[0].hex()}")
-        fetched += prefetch(config, store, [(b"", t) for t in missing], err=err, what="tree")
+        fetched += prefetch(config, store, [(b"", t) for t in missing], err=err, what="tree", environ=environ)
 
 
 def prefetch_entries(repo, entries, err: TextIO | None = None) -> int:
@@ -287,7 +288,7 @@ def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None =
     wanted = [(p, o) for p, o in wanted if o not in present]
     if not wanted:
         return 0
-    n = prefetch(repo.config, repo.store, wanted, err=err, has=repo.odb.has_object)
+    n = prefetch(repo.config, repo.store, wanted, err=err, has=repo.odb.has_object, environ=repo.environ)
     if n:
         repo.odb.rescan_packs()
     present.update(o for _p, o in wanted)
@@ -359,7 +360,8 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
 
         try:
             _pack, (listed, symrefs) = fetch_objects(store, url, wants, filter_spec=spec.encode(),
-                                                     config=config, err=err, refs=promised)
+                                                     config=config, err=err, refs=promised,
+                                                     ssh_command=ssh_command(environ or {}, config))
         except _Failed as e:
             raise PromisorError(f"could not fetch from '{url}': {e}") from None
         refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")

@@ -241,7 +241,7 @@ class Repository:
         except KeyError:  # a partial clone lacks trees: fetched, or refused (promisor.py)
             from .promisor import prefetch_trees
 
-            prefetch_trees(self.config, self.store, root)
+            prefetch_trees(self.config, self.store, root, environ=self.environ)
             self.odb.rescan_packs()
             files.clear()
             trees.clear()

@@ -15,8 +15,8 @@ moved the same way, its HEAD detached at the gitlink's commit with git's
 empty reflog message.
 
 Everything is planned before the superproject is touched: git's dry runs,
-with its messages, and then the move itself. Two deliberate differences,
-both where git loses a user's work without ``-f``:
+with its messages, and then the move itself. Deliberate differences, each
+where git loses a user's work without ``-f``:
 
 * git's dry run (``read-tree -n -m``) looks at tracked files only, and the
   real move is ``read-tree -u --reset``. An untracked file that the new commit
@@ -27,6 +27,13 @@ both where git loses a user's work without ``-f``:
 * Where git finds that conflict only after the superproject was updated (a
   submodule coming back into a directory holding untracked files), it leaves
   an emptied submodule index and exits 0. Here it is refused beforehand.
+* A submodule the sparse-checkout patterns leave out is removed by git's
+  forced ``unlink_entry``, local changes and all; here its removal is checked
+  as any leaving submodule's, and a local change refuses the checkout.
+
+Refused (128, nothing touched), where git does something we do not: a path
+that changes between a submodule and a file, and an active submodule with
+no git dir.
 
 With ``-f`` the submodules are reset, as git resets them.
 """

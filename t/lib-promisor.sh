@@ -9,6 +9,10 @@
 #   start_http_backend [<port>]    git http-backend behind t/helper/http-backend-server
 #                                  (HTTPD_URL=http://127.0.0.1:<port>); requests in httpd.log
 #   stop_http_backend
+#   start_sshd [<port>]            an sshd for this test alone (its own host and user keys;
+#                                  SSH_URL=ssh://<user>@127.0.0.1:<port>, GIT_SSH_COMMAND set);
+#                                  prerequisite SSHD when sshd can run here
+#   stop_sshd
 #   wait_for_port <port>           until something accepts there (10 s at most)
 #   partial_state <dir>            work tree manifest, index, HEAD and refs of <dir>,
 #                                  for "nothing changed" checks
@@ -17,7 +21,49 @@
 
 GIT_DAEMON_PID=
 HTTPD_PID=
-trap 'stop_git_daemon; stop_http_backend' EXIT
+SSHD_PID=
+trap 'stop_git_daemon; stop_http_backend; stop_sshd' EXIT
+
+# sshd needs its privilege-separation directory, which only root can make.
+SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+if test -x "$SSHD" && command -v ssh >/dev/null && command -v ssh-keygen >/dev/null &&
+	mkdir -p /run/sshd 2>/dev/null
+then
+	test_set_prereq SSHD
+fi
+
+start_sshd() {
+	local d="$TRASH_DIRECTORY/sshd"
+	SSHD_PORT=${1:-$(free_port)} &&
+	mkdir -p "$d" &&
+	if ! test -f "$d/user"
+	then
+		ssh-keygen -q -t ed25519 -N "" -f "$d/host" &&
+		ssh-keygen -q -t ed25519 -N "" -f "$d/user" &&
+		cp "$d/user.pub" "$d/authorized_keys"
+	fi &&
+	printf "%s\n" "Port $SSHD_PORT" "ListenAddress 127.0.0.1" "HostKey $d/host" \
+		"AuthorizedKeysFile $d/authorized_keys" "PidFile $d/pid" "StrictModes no" "UsePAM no" \
+		"PermitRootLogin yes" "PasswordAuthentication no" "KbdInteractiveAuthentication no" \
+		"AcceptEnv GIT_PROTOCOL" "SetEnv PATH=$(dirname "$(command -v git)"):/usr/bin:/bin" >"$d/config" ||
+		return 1
+	timeout 300 "$SSHD" -D -e -f "$d/config" >>"$TRASH_DIRECTORY/sshd.log" 2>&1 </dev/null &
+	SSHD_PID=$!
+	SSH_URL="ssh://$(id -un)@127.0.0.1:$SSHD_PORT"
+	GIT_SSH_COMMAND="ssh -i $d/user -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes" &&
+	export GIT_SSH_COMMAND &&
+	wait_for_port "$SSHD_PORT"
+}
+
+stop_sshd() {
+	if test -n "$SSHD_PID"
+	then
+		kill "$SSHD_PID" 2>/dev/null
+		wait "$SSHD_PID" 2>/dev/null
+		SSHD_PID=
+	fi
+	return 0
+}
 
 free_port() {
 	"$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

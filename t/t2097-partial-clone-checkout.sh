@@ -207,4 +207,27 @@ test_expect_success 'http (git http-backend): back, switch like git' '
 	stop_http_backend
 '
 
+test_expect_success SSHD 'ssh (GIT_SSH_COMMAND): the server gone: one line, nothing changed' '
+	start_sshd &&
+	partial_twins "$SSH_URL$TRASH_DIRECTORY/src" blob:none ssh &&
+	partial_state ssh.ours >ssh.before &&
+	stop_sshd &&
+	test_must_fail git -C ssh.ours parallel-checkout -q other 2>err &&
+	test_line_count = 1 err &&
+	test_grep "^fatal: could not fetch .* from promisor remote .origin. (ssh://" err &&
+	partial_state ssh.ours >ssh.after &&
+	test_cmp ssh.before ssh.after
+'
+
+test_expect_success SSHD 'ssh: back, switch and far switch like git' '
+	start_sshd $SSHD_PORT &&
+	git -C ssh.ours parallel-checkout -q other &&
+	git -C ssh.git checkout -q other &&
+	same_result ssh &&
+	git -C ssh.ours parallel-checkout -q v0 &&
+	git -C ssh.git checkout -q v0 &&
+	same_result ssh &&
+	stop_sshd
+'
+
 test_done

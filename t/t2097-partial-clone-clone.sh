@@ -170,4 +170,12 @@ test_expect_success 'http (git http-backend): like git clone --filter=blob:none,
 	stop_http_backend
 '
 
+test_expect_success SSHD 'ssh (GIT_SSH_COMMAND): like git clone --filter=blob:none' '
+	start_sshd &&
+	git parallel-clone -q --filter=blob:none "$SSH_URL$TRASH_DIRECTORY/src" ssh.ours &&
+	git clone -q --filter=blob:none "$SSH_URL$TRASH_DIRECTORY/src" ssh.git &&
+	same_clone ssh.ours ssh.git &&
+	stop_sshd
+'
+
 test_done
