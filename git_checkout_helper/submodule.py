@@ -31,9 +31,12 @@ where git loses a user's work without ``-f``:
   forced ``unlink_entry``, local changes and all; here its removal is checked
   as any leaving submodule's, and a local change refuses the checkout.
 
-Refused (128, nothing touched), where git does something we do not: a path
-that changes between a submodule and a file, and an active submodule with
-no git dir.
+* A submodule that a file replaces: git's write of the file removes the
+  directory with every untracked file in it; here an untracked file (not an
+  ignored one) refuses the checkout.
+
+Refused (128, nothing touched), where git does something we do not: an
+active submodule with no git dir.
 
 With ``-f`` the submodules are reset, as git resets them.
 """

@@ -5,6 +5,8 @@
 #
 #   t/run-git-tests.sh <git build dir> <worker: ours|git> <script>...
 #   (make git-tests GIT_BUILD=/path/to/git T="t2400-worktree-add.sh ..." [WORKER=git])
+#   A <script> with a slash is one of ours (t/git/): run from git's t/ as its own
+#   are, with git-parallel-checkout and git-parallel-clone on the exec-path.
 #
 # How: git's test-lib.sh runs the git named by GIT_TEST_INSTALLED with
 # GIT_TEST_EXEC_PATH as its exec-path. Both point at a wrapper directory made
@@ -35,6 +37,11 @@ for f in "$build"/git-* "$build"/mergetools
 do
 	test -e "$f" && ln -s "$f" "$exec_dir/${f##*/}"
 done
+# Our commands, for the scripts of ours that run git's test libraries on them.
+for f in "$here"/.venv/bin/git-parallel-checkout "$here"/.venv/bin/git-parallel-clone
+do
+	test -x "$f" && ln -s "$f" "$exec_dir/${f##*/}"
+done
 log="$out/helper-runs.log"
 : >"$log"
 if test "$worker" = ours
@@ -59,14 +66,20 @@ total_pass=0 total_fail=0 rc=0
 printf '%-40s %7s %7s %7s %9s\n' script passed failed total helpers
 for t in "$@"
 do
+	# A path to a script of ours (t/git/): run from git's t/ like its own.
+	case $t in
+	*/*) script=$(cd "$(dirname "$t")" && pwd)/${t##*/} ;;
+	*) script=./$t ;;
+	esac
 	t=${t##*/}
-	test -f "$build/t/$t" || { echo "run-git-tests: no $build/t/$t" >&2; rc=1; continue; }
+	test -f "$build/t/$t" || test "$script" != "./$t" ||
+		{ echo "run-git-tests: no $build/t/$t" >&2; rc=1; continue; }
 	before=$(wc -l <"$log")
 	(
 		cd "$build/t" &&
 		GIT_TEST_INSTALLED="$exec_dir" GIT_TEST_EXEC_PATH="$exec_dir" \
 		GIT_TEST_CHECKOUT_WORKERS=2 TEST_OUTPUT_DIRECTORY="$out/results" \
-			"${SHELL_PATH:-/bin/sh}" "./$t" >"$out/results/${t%.sh}.out" 2>&1
+			"${SHELL_PATH:-/bin/sh}" "$script" >"$out/results/${t%.sh}.out" 2>&1
 	)
 	runs=$(( $(wc -l <"$log") - before ))
 	o="$out/results/${t%.sh}.out"

@@ -34,7 +34,17 @@ test_expect_success 'setup' '
 		done &&
 		git checkout -q -b C A && git rm -qf sub && git commit -qm C &&
 		git checkout -q A && git submodule update -q --init --recursive &&
-		git -C sub status >/dev/null
+		git -C sub status >/dev/null &&
+		# F: sub is a file; G: sub is a directory of files (.gitmodules kept)
+		blob=$(echo file | git hash-object -w --stdin) &&
+		for c in F:sub G:sub/x
+		do
+			GIT_INDEX_FILE=.git/tmp-index git read-tree A &&
+			GIT_INDEX_FILE=.git/tmp-index git rm -q --cached sub &&
+			GIT_INDEX_FILE=.git/tmp-index git update-index --add --cacheinfo 100644,$blob,${c#*:} &&
+			git branch ${c%:*} $(git commit-tree -p A -m ${c%:*} $(GIT_INDEX_FILE=.git/tmp-index git write-tree)) &&
+			rm .git/tmp-index || return 1
+		done
 	)
 '
 
@@ -314,6 +324,36 @@ test_expect_success 'a submodule keeping its .git inside: absorbed into the supe
 	sub_state embt.git >state.git && sub_state embt.ours >state.ours &&
 	test_cmp state.git state.ours &&
 	test -f embt.ours/sub/.git
+'
+
+test_expect_success 'a submodule replaced by a file and back, as git (ignored files go with it)' '
+	sub_twins sf &&
+	echo "*.o" >sf.ours/.git/modules/sub/info/exclude && echo "*.o" >sf.git/.git/modules/sub/info/exclude &&
+	echo obj >sf.ours/sub/x.o && echo obj >sf.git/sub/x.o &&
+	same_sub_outcome sf --recurse-submodules F &&
+	test -f sf.ours/sub &&
+	same_sub_outcome sf --recurse-submodules A &&
+	test -f sf.ours/sub/.git
+'
+
+test_expect_success 'a directory of files where .gitmodules names a submodule: refused as git refuses it' '
+	sub_twins sd &&
+	for d in sd.ours sd.git
+	do
+		git -C $d checkout -q --recurse-submodules C && git -C $d checkout -q G || return 1
+	done &&
+	same_sub_outcome sd --recurse-submodules A &&
+	grep "^fatal: not a git repository: '"'"'.git'"'"'" sd.err.ours
+'
+
+test_expect_success 'a submodule replaced by a file keeps an untracked file: refused, nothing touched' '
+	sub_twins su &&
+	echo mine >su.ours/sub/untracked &&
+	sub_state su.ours >before &&
+	(cd su.ours && test_must_fail git parallel-checkout --recurse-submodules F 2>../su.err) &&
+	grep "^error: Untracked working tree file '"'"'sub/untracked'"'"' would be removed by merge." su.err &&
+	sub_state su.ours >after &&
+	test_cmp before after
 '
 
 test_expect_success 'checkout.submoduleJobs=2: two submodules move at the same time' '

@@ -41,7 +41,7 @@ class Move:
 
     __slots__ = ("path", "name", "new", "gitdir", "repo", "co", "old", "plan", "target", "connect", "nested",
                  "head", "head_symbolic", "fresh",
-                 "absorb")
+                 "absorb", "replaced")
 
     def __init__(self, path: bytes, name: bytes, new: bytes | None, gitdir: str) -> None:
         self.path, self.name, self.new, self.gitdir = path, name, new, gitdir
@@ -50,6 +50,7 @@ class Move:
         self.connect = False  # write <path>/.git and core.worktree (connect_work_tree_and_git_dir)
         self.fresh = False  # no old head: the submodule comes into being (submodule_reset_index)
         self.absorb = False  # its .git is a directory: moved to modules/<name> first
+        self.replaced = False  # it leaves for a file at its path
         self.head: bytes | None = None
         self.head_symbolic = False
 
@@ -76,6 +77,7 @@ class SubmoduleMoves:
         self._pool = None  # moves under way in threads (start)
         self._jobs = 1  # checkout.submoduleJobs, read when planning
         self._futures: list = []
+        self._index: dict[bytes, Entry] = {}  # the superproject's index entries
 
     # --- what git asks of each gitlink ---------------------------------------
 
@@ -133,11 +135,17 @@ class SubmoduleMoves:
         if name is None or not _is_active(self.repo.config, name, path):
             return True
         sub = self._open(path)
-        if sub is None:
-            # Not populated: only a submodule coming into being is looked at,
-            # and git's read-tree then runs where nothing of the submodule is.
-            return True
         err = self.co.err
+        if sub is None:
+            # Not populated: only a submodule coming into being is looked at.
+            # git's read-tree then runs in the directory there, if there is
+            # one, with GIT_DIR=.git (prepare_submodule_repo_env): no repository.
+            full = self.top + path
+            if old is None and os.path.isdir(full) and not os.path.islink(full):
+                err.write(f"fatal: not a git repository: '.git'\n"
+                          f"error: Submodule '{self._shown(path)}' could not be updated.\n")
+                return False
+            return True
         try:
             if old is not None and not self.force and _has_dirty_index(sub):
                 err.write(f"error: submodule '{self._shown(path)}' has dirty index\n")
@@ -167,6 +175,7 @@ class SubmoduleMoves:
         """``twoway_merge``'s submodule checks for every gitlink a switch
         changes, then the moves themselves (:meth:`_prepare`)."""
         self._read_names(target, index, head)
+        self._index = index
         for path in sorted(set(head) | set(target) | set(index)):
             h, t, cur = head.get(path), target.get(path), index.get(path)
             link_cur = cur is not None and cur.mode == S_IFGITLINK
@@ -179,14 +188,14 @@ class SubmoduleMoves:
                 continue  # reject_merge: the superproject's plan refuses it
             if self._name(path) is None and (not link_new or path not in self._update_names):
                 continue
-            if link_cur != link_new and cur is not None and t is not None:
-                self._unsupported(path, "changes between a submodule and a file")
             exists = os.path.lexists(self.top + path)
             new = t[1].hex().encode() if link_new else None
             if cur is None:  # merged_entry of a new entry: verify_absent, then the move
                 if exists and not (self.check(path, new, None) and self.check(path, None, new)):
                     self.lose.append(path)
                     continue
+            elif not link_cur:
+                pass  # a file or directory becomes a submodule: the file's checks are the superproject's
             else:
                 old = cur.oid.hex().encode()
                 if t is None and exists and not self.check(path, old, None):  # verify_absent_if_directory
@@ -196,10 +205,10 @@ class SubmoduleMoves:
                     self.not_uptodate.append(path)
                     self.lose.append(path)
                     continue
-                if t is not None and exists and not self.check(path, old, new):  # merged_entry
+                if link_new and exists and not self.check(path, old, new):  # merged_entry
                     self.lose.append(path)
                     continue
-            self._add(path, new)
+            self._add(path, new, replaced=link_cur and t is not None and not link_new)
 
     def plan_reset(self, target: dict, index: dict[bytes, Entry], head: dict) -> None:
         """``oneway_merge`` (``-f``): every active gitlink of the target is
@@ -212,8 +221,6 @@ class SubmoduleMoves:
             link_new = t is not None and t[0] == S_IFGITLINK
             if not (link_cur or link_new) or (self._name(path) is None and path not in self._update_names):
                 continue
-            if link_cur != link_new and cur is not None and t is not None:
-                self._unsupported(path, "changes between a submodule and a file")
             self._add(path, t[1].hex().encode() if link_new else None)
 
     def plan_paths(self, links: list[Entry], index: dict[bytes, Entry]) -> None:
@@ -268,7 +275,9 @@ class SubmoduleMoves:
         raise CheckoutError(f"fatal: submodule '{self._shown(path)}' {what} (--recurse-submodules): "
                             "not supported by this command; use git checkout", 128)
 
-    def _add(self, path: bytes, new: bytes | None) -> None:
+    def _add(self, path: bytes, new: bytes | None, replaced: bool = False) -> None:
+        """A move to plan; ``replaced``: the submodule leaves for a file,
+        whose write would take whatever is left in its directory."""
         name = (self._update_names if new is not None else self._names).get(path)
         if name is None or not _is_active(self.repo.config, name, path):
             return
@@ -276,6 +285,7 @@ class SubmoduleMoves:
 
         gitdir = os.path.join(self.repo.dirs.gitdir, "modules", os.fsdecode(name))  # per worktree (path.c)
         move = Move(path, name, new, gitdir)
+        move.replaced = replaced
         sub = self._open(path)
         if sub is None:
             if new is None:
@@ -336,15 +346,21 @@ class SubmoduleMoves:
                 plan = plan_reset(target, old.entries, co.top, sub.hash_name, co.to_worktree, old.mtime_ns,
                                   core=co.core, to_git=co.to_git)
             else:
+                # A directory of the superproject's files becoming a submodule:
+                # those files are removed before the move writes its own.
+                leaving = {p[len(path) + 1:] for p in self._index if p.startswith(path + b"/")}
+                ignored = ignore_matcher(sub, old.entries)
+                in_subdir = ignore_matcher(sub, old.entries, per_directory_only=True)
                 plan = plan_switch(head_tree, target, old.entries, co.top, sub.hash_name, co.to_worktree,
-                                   old.mtime_ns, ignore_matcher(sub, old.entries), core=co.core,
-                                   to_git=co.to_git,
-                                   ignored_in_subdir=ignore_matcher(sub, old.entries, per_directory_only=True),
+                                   old.mtime_ns, lambda p: p in leaving or ignored(p), core=co.core,
+                                   to_git=co.to_git, ignored_in_subdir=lambda p: p in leaving or in_subdir(p),
                                    refreshed=True)
         except PlanError as e:
             parent.err.write(e.first_plumbing_error(self.prefix + path + b"/") + "\n"
                              f"error: Submodule '{self._shown(path)}' could not be updated.\n")
             raise MoveRefused from None
+        if move.replaced and not self.force:
+            self._refuse_untracked(move, sub, old.entries)
         nested = SubmoduleMoves(co, self.force, self.prefix + path + b"/")
         if self.force:
             nested.plan_reset(target.files, old.entries, head_tree.files)
@@ -360,6 +376,24 @@ class SubmoduleMoves:
         co.submodules = nested if nested.moves else None
         apply_sparse(co, plan, old.entries)
         move.co, move.old, move.plan, move.target, move.nested = co, old, plan, target, nested
+
+    def _refuse_untracked(self, move: Move, sub: Repository, index: dict[bytes, Entry]) -> None:
+        """A submodule that leaves for a file: the file's write removes its
+        directory with whatever the removal left (ignored files go, as with
+        git); an untracked file would be lost, so it refuses the checkout."""
+        ignored = ignore_matcher(sub, index)
+        top = os.fsencode(sub.worktree)
+        for root, dirs, files in os.walk(top):
+            rel = os.path.relpath(root, top)
+            base = b"" if rel == b"." else rel + b"/"
+            dirs[:] = sorted(d for d in dirs if not (base == b"" and d == b".git") and not ignored(base + d))
+            for f in sorted(files):
+                p = base + f
+                if p not in index and not (base == b"" and f == b".git") and not ignored(p):
+                    self.co.err.write(f"error: Untracked working tree file '{show_path(self.prefix + move.path + b'/' + p)}' "
+                                      f"would be removed by merge.\n"
+                                      f"error: Submodule '{self._shown(move.path)}' could not be updated.\n")
+                    raise MoveRefused
 
     # --- carrying them out ---------------------------------------------------
 
@@ -467,7 +501,8 @@ class SubmoduleMoves:
                     os.rmdir(full)
                 except OSError:
                     pass  # untracked files stay; the superproject's rmdir says so
-                _set_core_worktree(os.path.join(move.gitdir, "config"), None)
+                if not move.replaced:  # (a file's write removes the directory; git unsets nothing then)
+                    _set_core_worktree(os.path.join(move.gitdir, "config"), None)
         except (OSError, MoveRefused) as ex:
             if getattr(ex, "strerror", None):
                 self.co.err.write(f"error: {self._shown(path)}: {ex.strerror}\n")
