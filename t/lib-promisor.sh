@@ -56,12 +56,18 @@ start_sshd() {
 }
 
 stop_sshd() {
-	if test -n "$SSHD_PID"
+	_stop_server SSHD_PID
+}
+
+# _stop_server <variable>: kill and reap the server whose pid <variable> holds
+_stop_server() {
+	eval "set -- $1 \"\${$1}\""
+	if test -n "$2"
 	then
-		kill "$SSHD_PID" 2>/dev/null
-		wait "$SSHD_PID" 2>/dev/null
-		SSHD_PID=
+		kill "$2" 2>/dev/null
+		wait "$2" 2>/dev/null
 	fi
+	eval "$1="
 	return 0
 }
 
@@ -95,13 +101,7 @@ start_git_daemon() {
 }
 
 stop_git_daemon() {
-	if test -n "$GIT_DAEMON_PID"
-	then
-		kill "$GIT_DAEMON_PID" 2>/dev/null
-		wait "$GIT_DAEMON_PID" 2>/dev/null
-		GIT_DAEMON_PID=
-	fi
-	return 0
+	_stop_server GIT_DAEMON_PID
 }
 
 start_http_backend() {
@@ -123,13 +123,7 @@ while not os.path.exists(sys.argv[1]):
 }
 
 stop_http_backend() {
-	if test -n "$HTTPD_PID"
-	then
-		kill "$HTTPD_PID" 2>/dev/null
-		wait "$HTTPD_PID" 2>/dev/null
-		HTTPD_PID=
-	fi
-	return 0
+	_stop_server HTTPD_PID
 }
 
 partial_state() {

@@ -114,6 +114,18 @@ same_sub_outcome() {
 	test_cmp $name.state.git $name.state.ours
 }
 
+# refused_unchanged <dir> <pattern> <args...>: `git parallel-checkout <args>` in
+# <dir> fails with a line matching <pattern>, and nothing of <dir> changed.
+refused_unchanged() {
+	local dir=$1 pattern=$2
+	shift 2
+	sub_state $dir >$dir.before &&
+	(cd $dir && test_must_fail git parallel-checkout "$@" 2>../$dir.err) &&
+	grep "$pattern" $dir.err &&
+	sub_state $dir >$dir.after &&
+	test_cmp $dir.before $dir.after
+}
+
 test_expect_success 'a clean submodule moves with the switch (HEAD detached, empty reflog message)' '
 	sub_twins mv &&
 	same_sub_outcome mv --recurse-submodules B &&
@@ -240,13 +252,9 @@ test_expect_success 'nested submodules move recursively' '
 
 test_expect_success 'a local change in a nested submodule stops the whole switch' '
 	sub_twins nlc D &&
-	echo local >nlc.ours/sub/inner/i && echo local >nlc.git/sub/inner/i &&
-	sub_state nlc.ours >before &&
-	(cd nlc.ours && test_must_fail git parallel-checkout --recurse-submodules E 2>../nlc.err) &&
-	grep "^error: Cannot update submodule:" nlc.err &&
-	grep "sub/inner" nlc.err &&
-	sub_state nlc.ours >after &&
-	test_cmp before after
+	echo local >nlc.ours/sub/inner/i &&
+	refused_unchanged nlc.ours "^error: Cannot update submodule:" --recurse-submodules E &&
+	grep "sub/inner" nlc.ours.err
 '
 
 test_expect_success 'in a linked worktree: the submodule git dir is that worktree'"'"'s own' '
@@ -290,11 +298,7 @@ test_expect_success 'sparse checkout: ... unless it holds a local change (git lo
 	git -C spl.ours sparse-checkout set --no-cone /t 2>/dev/null
 	git -C spl.ours/sub update-index -q --refresh &&
 	echo mine >spl.ours/sub/k &&
-	sub_state spl.ours >before &&
-	(cd spl.ours && test_must_fail git parallel-checkout --recurse-submodules B 2>../spl.err) &&
-	grep "^error: Entry '"'"'sub/k'"'"' not uptodate. Cannot merge." spl.err &&
-	sub_state spl.ours >after &&
-	test_cmp before after
+	refused_unchanged spl.ours "^error: Entry '"'"'sub/k'"'"' not uptodate. Cannot merge." --recurse-submodules B
 '
 
 test_expect_success 'a submodule keeping its .git inside: absorbed into the superproject first, as git' '
@@ -349,11 +353,8 @@ test_expect_success 'a directory of files where .gitmodules names a submodule: r
 test_expect_success 'a submodule replaced by a file keeps an untracked file: refused, nothing touched' '
 	sub_twins su &&
 	echo mine >su.ours/sub/untracked &&
-	sub_state su.ours >before &&
-	(cd su.ours && test_must_fail git parallel-checkout --recurse-submodules F 2>../su.err) &&
-	grep "^error: Untracked working tree file '"'"'sub/untracked'"'"' would be removed by merge." su.err &&
-	sub_state su.ours >after &&
-	test_cmp before after
+	refused_unchanged su.ours "^error: Untracked working tree file '"'"'sub/untracked'"'"' would be removed by merge." \
+		--recurse-submodules F
 '
 
 test_expect_success 'checkout.submoduleJobs=2: two submodules move at the same time' '
