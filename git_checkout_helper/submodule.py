@@ -50,7 +50,9 @@ from .index import Entry
 from .repository import Repository
 from .wrapper import write_in_full
 
-__all__ = ["should_update_submodules"]
+__all__ = ["GITMODULES_FILE", "connect_work_tree_and_git_dir", "has_dirty_index", "is_submodule_active",
+           "parse_gitmodules", "populated_gitdir", "set_core_worktree", "should_update_submodules",
+           "submodule_env", "submodule_names"]
 
 GITMODULES_FILE = b".gitmodules"
 
@@ -72,19 +74,19 @@ def should_update_submodules(config, flag: bool | None) -> bool:
     return raw is not None and git_config_bool("submodule.recurse", raw)
 
 
-def _submodule_names(repo: Repository, index: dict[bytes, Entry], head: dict) -> dict[bytes, bytes]:
+def submodule_names(repo: Repository, index: dict[bytes, Entry], head: dict) -> dict[bytes, bytes]:
     """``submodule_from_path(null_oid)``: path -> name from ``.gitmodules`` in
     the work tree, else the index's, else HEAD's (``config_from_gitmodules``)."""
     full = os.path.join(os.fsencode(repo.worktree), GITMODULES_FILE)
     if os.path.isfile(full):
         with open(full, "rb") as f:
-            return _parse_gitmodules(f.read())
+            return parse_gitmodules(f.read())
     e = index.get(GITMODULES_FILE)
     oid = e.oid if e is not None else (head.get(GITMODULES_FILE) or (0, None))[1]
-    return _parse_gitmodules(repo.odb.read_blob(oid)) if oid is not None else {}
+    return parse_gitmodules(repo.odb.read_blob(oid)) if oid is not None else {}
 
 
-def _parse_gitmodules(data: bytes) -> dict[bytes, bytes]:
+def parse_gitmodules(data: bytes) -> dict[bytes, bytes]:
     """path -> name of a ``.gitmodules`` text. Names ``check_submodule_name``
     refuses are ignored, as git ignores them."""
     from dulwich.config import ConfigFile
@@ -108,7 +110,7 @@ def _parse_gitmodules(data: bytes) -> dict[bytes, bytes]:
     return names
 
 
-def _is_active(config, name: bytes, path: bytes) -> bool:
+def is_submodule_active(config, name: bytes, path: bytes) -> bool:
     """``is_tree_submodule_active``: ``submodule.<name>.active``, else the
     ``submodule.active`` pathspecs, else whether ``submodule.<name>.url`` is set."""
     from .config import get_exact, git_config_bool
@@ -125,7 +127,7 @@ def _is_active(config, name: bytes, path: bytes) -> bool:
     return get_exact(config, (b"submodule", name), b"url") is not None
 
 
-def _populated_gitdir(full: bytes) -> str | None:
+def populated_gitdir(full: bytes) -> str | None:
     """``is_submodule_populated_gently``: the git dir ``<path>/.git`` leads to."""
     from .discovery import is_git_directory, read_gitfile
 
@@ -136,14 +138,13 @@ def _populated_gitdir(full: bytes) -> str | None:
     return dotgit if os.path.isdir(dotgit) and is_git_directory(dotgit) else None
 
 
-def _submodule_env(environ) -> dict[str, str]:
+def submodule_env(environ) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in LOCAL_REPO_ENV}
 
 
-def _has_dirty_index(sub: Repository) -> bool:
+def has_dirty_index(sub: Repository, index) -> bool:
     """``submodule_has_dirty_index`` (``diff-index --cached --quiet HEAD``):
-    whether the submodule's index differs from its HEAD's tree."""
-    index = sub.read_index()
+    whether the submodule's ``index`` (as read) differs from its HEAD's tree."""
     if index.unmerged:
         return True
     head = sub.tree_of(sub.head_commit()).files
@@ -152,25 +153,20 @@ def _has_dirty_index(sub: Repository) -> bool:
     return any(head.get(p) != (e.mode, e.oid) for p, e in index.entries.items())
 
 
-def _relative_path(target: str, base: str) -> str:
-    """``relative_path``: ``target`` from ``base``, both real paths."""
-    return os.path.relpath(target, base)
-
-
-def _connect_work_tree_and_git_dir(work_tree: bytes, git_dir: str) -> None:
+def connect_work_tree_and_git_dir(work_tree: bytes, git_dir: str) -> None:
     """``connect_work_tree_and_git_dir``: ``<work tree>/.git`` names the git
     dir and the git dir's ``core.worktree`` names the work tree, each
     relative to the other's real path."""
     wt, gd = os.path.realpath(os.fsdecode(work_tree)), os.path.realpath(git_dir)
     fd = os.open(os.path.join(wt, ".git"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
-        write_in_full(fd, b"gitdir: " + os.fsencode(_relative_path(gd, wt)) + b"\n")
+        write_in_full(fd, b"gitdir: " + os.fsencode(os.path.relpath(gd, wt)) + b"\n")
     finally:
         os.close(fd)
-    _set_core_worktree(os.path.join(gd, "config"), os.fsencode(_relative_path(wt, gd)))
+    set_core_worktree(os.path.join(gd, "config"), os.fsencode(os.path.relpath(wt, gd)))
 
 
-def _set_core_worktree(path: str, value: bytes | None) -> None:
+def set_core_worktree(path: str, value: bytes | None) -> None:
     """``git_config_set_in_file(<git dir>/config, "core.worktree", value)``:
     the key replaced where it is (or added to ``[core]``), or removed when
     ``value`` is None; every other byte kept."""

@@ -39,6 +39,20 @@ same_result() {
 	test_cmp $1.missing.git $1.missing.ours
 }
 
+# server_gone <name> <stop command> <pattern>: with the server stopped, the
+# switch in <name>.ours fails with one line matching <pattern>, and nothing
+# of <name>.ours changed (no index.lock left either)
+server_gone() {
+	partial_state $1.ours >$1.before &&
+	$2 &&
+	test_must_fail git -C $1.ours parallel-checkout -q other 2>err &&
+	test_line_count = 1 err &&
+	test_grep "$3" err &&
+	partial_state $1.ours >$1.after &&
+	test_cmp $1.before $1.after &&
+	test_path_is_missing $1.ours/.git/index.lock
+}
+
 test_expect_success 'no promisor remote: refused before anything is touched, one line, 128' '
 	partial_twins "$SRC_URL" blob:none np &&
 	git -C np.ours config --unset remote.origin.promisor &&
@@ -119,14 +133,8 @@ test_expect_success 'file://, tree:0: the trees and then the blobs are fetched; 
 test_expect_success 'git daemon: the server gone before the switch: one line, nothing changed' '
 	start_git_daemon &&
 	partial_twins "$GIT_DAEMON_URL/src" blob:none gd &&
-	partial_state gd.ours >gd.before &&
-	stop_git_daemon &&
-	test_must_fail git -C gd.ours parallel-checkout -q other 2>err &&
-	test_line_count = 1 err &&
-	test_grep "^fatal: could not fetch [0-9a-f]\{40\} (and [0-9]* more objects) from promisor remote .origin. (git://127.0.0.1:$GIT_DAEMON_PORT/src): " err &&
-	partial_state gd.ours >gd.after &&
-	test_cmp gd.before gd.after &&
-	test_path_is_missing gd.ours/.git/index.lock
+	server_gone gd stop_git_daemon \
+		"^fatal: could not fetch [0-9a-f]\{40\} (and [0-9]* more objects) from promisor remote .origin. (git://127.0.0.1:$GIT_DAEMON_PORT/src): "
 '
 
 test_expect_success 'git daemon: back, the re-run completes with one fetch; same as git' '
@@ -182,13 +190,8 @@ test_expect_success 'git daemon: an object the server does not have: one line, n
 test_expect_success 'http (git http-backend): the server gone: one line, nothing changed' '
 	start_http_backend &&
 	partial_twins "$HTTPD_URL/src" blob:none hb &&
-	partial_state hb.ours >hb.before &&
-	stop_http_backend &&
-	test_must_fail git -C hb.ours parallel-checkout -q other 2>err &&
-	test_line_count = 1 err &&
-	test_grep "^fatal: could not fetch .* from promisor remote .origin. (http://127.0.0.1:$HTTPD_PORT/src): " err &&
-	partial_state hb.ours >hb.after &&
-	test_cmp hb.before hb.after
+	server_gone hb stop_http_backend \
+		"^fatal: could not fetch .* from promisor remote .origin. (http://127.0.0.1:$HTTPD_PORT/src): "
 '
 
 test_expect_success 'http (git http-backend): back, switch like git' '
@@ -210,22 +213,17 @@ test_expect_success 'http (git http-backend): back, switch like git' '
 test_expect_success SSHD 'ssh (GIT_SSH_COMMAND): the server gone: one line, nothing changed' '
 	start_sshd &&
 	partial_twins "$SSH_URL$TRASH_DIRECTORY/src" blob:none ssh &&
-	partial_state ssh.ours >ssh.before &&
-	stop_sshd &&
-	test_must_fail git -C ssh.ours parallel-checkout -q other 2>err &&
-	test_line_count = 1 err &&
-	test_grep "^fatal: could not fetch .* from promisor remote .origin. (ssh://" err &&
-	partial_state ssh.ours >ssh.after &&
-	test_cmp ssh.before ssh.after
+	server_gone ssh stop_sshd "^fatal: could not fetch .* from promisor remote .origin. (ssh://[^@]*@127.0.0.1:$SSHD_PORT/"
 '
 
-test_expect_success SSHD 'ssh: back, switch and far switch like git' '
+test_expect_success SSHD 'ssh: back, switch and far switch like git (the far one with core.sshCommand)' '
 	start_sshd $SSHD_PORT &&
 	git -C ssh.ours parallel-checkout -q other &&
 	git -C ssh.git checkout -q other &&
 	same_result ssh &&
-	git -C ssh.ours parallel-checkout -q v0 &&
-	git -C ssh.git checkout -q v0 &&
+	cmd=$GIT_SSH_COMMAND &&
+	(unset GIT_SSH_COMMAND && git -C ssh.ours -c core.sshCommand="$cmd" parallel-checkout -q v0) &&
+	(unset GIT_SSH_COMMAND && git -C ssh.git -c core.sshCommand="$cmd" checkout -q v0) &&
 	same_result ssh &&
 	stop_sshd
 '

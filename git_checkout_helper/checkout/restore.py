@@ -120,10 +120,7 @@ def _submodule_moves(co: Checkout, todo: list[Entry], index: dict[bytes, Entry])
         return None
     moves = SubmoduleMoves(co, True)
     moves.plan_paths(links, index)
-    moves.prepare()
-    if moves.lose:
-        raise moves.refusal(None)
-    return moves if moves.moves else None
+    return moves.planned()
 
 
 def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[str], cwd_prefix: str,

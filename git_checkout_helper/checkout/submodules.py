@@ -11,14 +11,14 @@ from ..index import S_IFGITLINK, Entry
 from ..repository import EMPTY, Repository, TreeFiles
 from ..submodule import (
     GITMODULES_FILE,
-    _connect_work_tree_and_git_dir,
-    _has_dirty_index,
-    _is_active,
-    _parse_gitmodules,
-    _populated_gitdir,
-    _set_core_worktree,
-    _submodule_env,
-    _submodule_names,
+    connect_work_tree_and_git_dir,
+    has_dirty_index,
+    is_submodule_active,
+    parse_gitmodules,
+    populated_gitdir,
+    set_core_worktree,
+    submodule_env,
+    submodule_names,
 )
 from ..wrapper import show_path
 from .unpack import apply_sparse, ignore_matcher, write_index
@@ -74,10 +74,12 @@ class SubmoduleMoves:
         self._names: dict[bytes, bytes] = {}  # the .gitmodules the checks see
         self._update_names: dict[bytes, bytes] = {}  # and the one the updates see (load_gitmodules_file)
         self._opened: dict[bytes, Repository | None] = {}
+        self._indexes: dict = {}  # path -> the submodule's index, for the dry runs
+        self._repos: list[Repository] = []  # every submodule opened (closed by close)
         self._pool = None  # moves under way in threads (start)
         self._jobs = 1  # checkout.submoduleJobs, read when planning
         self._futures: list = []
-        self._index: dict[bytes, Entry] = {}  # the superproject's index entries
+        self._super_index: dict[bytes, Entry] = {}  # the superproject's index entries
 
     # --- what git asks of each gitlink ---------------------------------------
 
@@ -88,28 +90,42 @@ class SubmoduleMoves:
     def _read_names(self, target: dict, index: dict[bytes, Entry], head: dict) -> None:
         """The checks see the ``.gitmodules`` there is; ``check_updates``
         writes a new one first and reads it again for the updates."""
-        self._names = self._update_names = _submodule_names(self.repo, index, head)
+        self._names = self._update_names = submodule_names(self.repo, index, head)
         t, cur = target.get(GITMODULES_FILE), index.get(GITMODULES_FILE)
         if t is not None and (cur is None or (cur.mode, cur.oid) != t) and head.get(GITMODULES_FILE) != t:
-            self._update_names = _parse_gitmodules(self.repo.odb.read_blob(t[1]))
+            self._update_names = parse_gitmodules(self.repo.odb.read_blob(t[1]))
 
     def _shown(self, path: bytes) -> str:
         return show_path(self.prefix + path)
 
     def _open(self, path: bytes) -> Repository | None:
-        """The populated submodule at ``path``, opened as a command run in it
-        would find it (``prepare_submodule_repo_env``)."""
+        """The populated submodule at ``path`` (None: not populated), opened once."""
         if path not in self._opened:
-            full = self.top + path
-            repo = None
-            if _populated_gitdir(full) is not None:
-                from ..discovery import SetupEnv
-                from ..odb import discover
-
-                env = _submodule_env(self.repo.environ)
-                repo = Repository(discover(os.fsdecode(full), env=SetupEnv(environ=env)), env)
-            self._opened[path] = repo
+            self._opened[path] = self._repository(path) if populated_gitdir(self.top + path) else None
         return self._opened[path]
+
+    def _repository(self, path: bytes, git_dir: str | None = None) -> Repository:
+        """The submodule at ``path`` as a command run in it finds it
+        (``prepare_submodule_repo_env``): from its ``.git``, or from
+        ``git_dir`` with ``path`` as its work tree (one coming into being)."""
+        from ..discovery import SetupEnv
+        from ..odb import discover
+
+        env = submodule_env(self.repo.environ)
+        full = os.fsdecode(self.top + path)
+        if git_dir is None:
+            dirs = discover(full, env=SetupEnv(environ=env))
+        else:
+            dirs = discover(os.fsdecode(self.top), env=SetupEnv(git_dir=git_dir, work_tree=full, environ=env))
+        repo = Repository(dirs, env)
+        self._repos.append(repo)
+        return repo
+
+    def _sub_index(self, path: bytes, sub: Repository):
+        """The submodule's index as the dry runs see it, read once."""
+        if path not in self._indexes:
+            self._indexes[path] = sub.read_index()
+        return self._indexes[path]
 
     def _tree(self, sub: Repository, path: bytes, commit: bytes | None) -> TreeFiles:
         """A commit's tree in the submodule; a missing one stops the dry run
@@ -132,7 +148,7 @@ class SubmoduleMoves:
         populated where an old head is asked for: nothing to check.
         """
         name = self._name(path)
-        if name is None or not _is_active(self.repo.config, name, path):
+        if name is None or not is_submodule_active(self.repo.config, name, path):
             return True
         sub = self._open(path)
         err = self.co.err
@@ -147,7 +163,7 @@ class SubmoduleMoves:
                 return False
             return True
         try:
-            if old is not None and not self.force and _has_dirty_index(sub):
+            if old is not None and not self.force and has_dirty_index(sub, self._sub_index(path, sub)):
                 err.write(f"error: submodule '{self._shown(path)}' has dirty index\n")
                 return False
             head = sub.head_commit() if old == b"HEAD" else old
@@ -159,7 +175,7 @@ class SubmoduleMoves:
             return True
         from ..plan import PlanError, plan_switch
 
-        index = sub.read_index()
+        index = self._sub_index(path, sub)
         try:
             # read-tree -n: no update, so no untracked-file checks, and no
             # refresh: a file whose stat data differ is not up to date.
@@ -175,7 +191,7 @@ class SubmoduleMoves:
         """``twoway_merge``'s submodule checks for every gitlink a switch
         changes, then the moves themselves (:meth:`_prepare`)."""
         self._read_names(target, index, head)
-        self._index = index
+        self._super_index = index
         for path in sorted(set(head) | set(target) | set(index)):
             h, t, cur = head.get(path), target.get(path), index.get(path)
             link_cur = cur is not None and cur.mode == S_IFGITLINK
@@ -226,10 +242,24 @@ class SubmoduleMoves:
     def plan_paths(self, links: list[Entry], index: dict[bytes, Entry]) -> None:
         """A path restore's gitlinks: each one's submodule reset to its commit
         (the ``.gitmodules`` there is, as ``checkout_paths`` reads it)."""
-        self._names = self._update_names = _submodule_names(self.repo, index, {})
+        self._names = self._update_names = submodule_names(self.repo, index, {})
         for e in links:
             if self._name(e.name) is not None:
                 self._add(e.name, e.oid.hex().encode())
+
+    def planned(self, plan_error=None):
+        """The end of planning: every move prepared, unless something is
+        already refused; the refusals (the superproject's ``plan_error``
+        too) raised together; else these moves, or None when there are none."""
+        if plan_error is None and not self.lose:
+            self.prepare()
+        if plan_error is not None or self.lose:
+            self.close()
+            raise self.refusal(plan_error)
+        if not self.moves:
+            self.close()
+            return None
+        return self
 
     def refusal(self, plan_error):
         """One PlanError of the superproject's refusals (``plan_error``, maybe
@@ -261,11 +291,7 @@ class SubmoduleMoves:
                 del self.moves[path]
                 continue
             move.new = None
-            try:
-                self._prepare(move)
-            except MoveRefused:
-                self.lose.append(path)
-                del self.moves[path]
+            self._prepare_or_lose(move)
         if self.lose:
             raise self.refusal(None)
 
@@ -279,7 +305,7 @@ class SubmoduleMoves:
         """A move to plan; ``replaced``: the submodule leaves for a file,
         whose write would take whatever is left in its directory."""
         name = (self._update_names if new is not None else self._names).get(path)
-        if name is None or not _is_active(self.repo.config, name, path):
+        if name is None or not is_submodule_active(self.repo.config, name, path):
             return
         from ..discovery import is_git_directory
 
@@ -309,26 +335,25 @@ class SubmoduleMoves:
         from ..config import submodule_jobs_setting
 
         self._jobs = submodule_jobs_setting(self.repo.config, self.co.opts.online_cpus)  # a bad value: before any change
-        for path, move in list(self.moves.items()):
-            try:
-                self._prepare(move)
-            except MoveRefused:
-                self.lose.append(path)
-                del self.moves[path]
+        for move in list(self.moves.values()):
+            self._prepare_or_lose(move)
+
+    def _prepare_or_lose(self, move: Move) -> None:
+        try:
+            self._prepare(move)
+        except MoveRefused:
+            self.lose.append(move.path)
+            del self.moves[move.path]
 
     def _prepare(self, move: Move) -> None:
         from msgspec.structs import replace
 
-        from ..discovery import SetupEnv
-        from ..odb import discover
         from ..plan import PlanError, plan_reset, plan_switch
 
         path, parent = move.path, self.co
         sub = self._open(path)
         if sub is None:  # coming into being: its git dir, with the work tree it will have
-            env = _submodule_env(self.repo.environ)
-            setup = SetupEnv(git_dir=move.gitdir, work_tree=os.fsdecode(self.top + path), environ=env)
-            sub = Repository(discover(os.fsdecode(self.top), env=setup), env)
+            sub = self._repository(path, move.gitdir)
         move.repo = sub
         opts = replace(parent.opts, force=self.force, quiet=True, progress=False, recurse_submodules=True,
                        ignore_other_worktrees=True)
@@ -348,7 +373,7 @@ class SubmoduleMoves:
             else:
                 # A directory of the superproject's files becoming a submodule:
                 # those files are removed before the move writes its own.
-                leaving = {p[len(path) + 1:] for p in self._index if p.startswith(path + b"/")}
+                leaving = {p[len(path) + 1:] for p in self._super_index if p.startswith(path + b"/")}
                 ignored = ignore_matcher(sub, old.entries)
                 in_subdir = ignore_matcher(sub, old.entries, per_directory_only=True)
                 plan = plan_switch(head_tree, target, old.entries, co.top, sub.hash_name, co.to_worktree,
@@ -367,6 +392,8 @@ class SubmoduleMoves:
         else:
             nested.plan_switch(head_tree.files, target.files, old.entries)
         nested.prepare()
+        if nested.lose or not nested.moves:
+            nested.close()  # what its dry runs opened (a nested checkout closes its own)
         if nested.lose:  # read-tree's plumbing message for the first, then ours
             parent.err.write(f"error: Submodule '{show_path(nested.prefix + min(nested.lose))}' cannot checkout "
                              f"new HEAD.\nerror: Submodule '{self._shown(path)}' could not be updated.\n")
@@ -442,29 +469,35 @@ class SubmoduleMoves:
             if move.new is not None:
                 self._run(move)
 
-    def join(self) -> None:
-        """After a failure elsewhere: no move left running."""
+    def finish(self) -> None:
+        """The checkout's end, or a failure elsewhere: no move left running,
+        and every submodule opened here closed (an API caller's process
+        keeps no pack open for them)."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        self.close()
+
+    def close(self) -> None:
+        """Every submodule this planner opened, closed once."""
+        for repo in self._repos:
+            repo.close()
+        self._repos.clear()
+        self._opened.clear()
 
     def _absorb(self, move: Move) -> Repository:
         """``absorb_git_dir_into_superproject`` (``relocate_gitdir``): the
         submodule's ``.git`` directory moved to its git dir in the
         superproject and connected to the work tree, with git's message;
         the submodule opened again there."""
-        from ..discovery import SetupEnv
-        from ..odb import discover
-
         full = self.top + move.path
         old, new = os.path.realpath(os.fsdecode(full + b"/.git")), os.path.realpath(move.gitdir)
         self.co.err.write(f"Migrating git directory of '{self._shown(move.path)}' from\n'{old}' to\n'{new}'\n")
-        move.repo.close()
+        move.repo.close()  # (closed again by close(): a no-op)
         os.makedirs(os.path.dirname(new), exist_ok=True)
         os.rename(old, new)
-        _connect_work_tree_and_git_dir(full, new)
-        env = _submodule_env(self.repo.environ)
-        move.repo = move.co.repo = Repository(discover(os.fsdecode(full), env=SetupEnv(environ=env)), env)
+        connect_work_tree_and_git_dir(full, new)
+        move.repo = move.co.repo = self._repository(move.path)
         move.absorb = False
         return move.repo
 
@@ -479,12 +512,14 @@ class SubmoduleMoves:
             if move.new is not None:
                 os.makedirs(full, exist_ok=True)
                 if move.connect:
-                    _connect_work_tree_and_git_dir(full, move.gitdir)
+                    connect_work_tree_and_git_dir(full, move.gitdir)
             lock = IndexLock(sub.dirs.index_path)
             try:
                 _execute(co, move.plan, co.opts, co.err)
-                if co.errors:
-                    raise OSError(0, "some files could not be written")
+                if co.errors:  # each printed: the submodule's index stays as it was
+                    lock.rollback()
+                    self.co.error(f"Submodule '{self._shown(path)}' could not be updated.")
+                    return
                 write_index(co, lock, move.plan, move.target, move.old)
             except BaseException:
                 lock.rollback()
@@ -502,8 +537,7 @@ class SubmoduleMoves:
                 except OSError:
                     pass  # untracked files stay; the superproject's rmdir says so
                 if not move.replaced:  # (a file's write removes the directory; git unsets nothing then)
-                    _set_core_worktree(os.path.join(move.gitdir, "config"), None)
-        except (OSError, MoveRefused) as ex:
-            if getattr(ex, "strerror", None):
-                self.co.err.write(f"error: {self._shown(path)}: {ex.strerror}\n")
+                    set_core_worktree(os.path.join(move.gitdir, "config"), None)
+        except OSError as ex:
+            self.co.err.write(f"error: {self._shown(path)}: {ex.strerror}\n")
             self.co.error(f"Submodule '{self._shown(path)}' could not be updated.")

@@ -285,11 +285,7 @@ def _plan_submodules(co: Checkout, reset: bool, old, head_commit: bytes | None, 
         moves.plan_reset(target.files, old.entries, head)
     else:
         moves.plan_switch(head, target.files, old.entries)
-    if plan_error is None and not moves.lose:
-        moves.prepare()
-    if plan_error is not None or moves.lose:
-        raise moves.refusal(plan_error)
-    return moves if moves.moves else None
+    return moves.planned(plan_error)
 
 
 def _describe(branch: bytes | None, commit: bytes | None) -> bytes:

@@ -785,7 +785,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
         raise
     finally:
         if co.submodules is not None:
-            co.submodules.join()
+            co.submodules.finish()
         co.close_helpers()
         co.filters.close()  # process filters: end of input, then reaped (idempotent)
     if co.progress:
