@@ -45,6 +45,10 @@ OBJ_REF_DELTA = 7
 DELTA_BASE_CACHE_LIMIT = 32 << 20
 #: Longest delta chain followed (git packs default to depth 50).
 MAX_DELTA_DEPTH = 10_000
+#: Names of a pack index left to a C scan (``mmap.find``) once a search has
+#: narrowed to them: 256 names are 5 KiB (SHA-1), which ``find`` crosses in
+#: about the time of two Python comparisons of a bisection.
+SCAN_ENTRIES = 256
 
 
 def inflate_in_pieces(d, raw: Iterator[bytes], size: int, first: bytes = b"",
@@ -117,6 +121,17 @@ class IndexV2:
     def close(self) -> None:
         self._map.close()
 
+    def _nth_offset(self, nth: int) -> int:
+        """``nth_packed_object_offset``: the 32-bit table, or the 64-bit one."""
+        m = self._map
+        off = _U32(m, self._offsets + 4 * nth)[0]
+        if off & 0x80000000:
+            p = self._large + 8 * (off & 0x7FFFFFFF)
+            if p + 8 > self._large_end:
+                raise ValueError("bad offset in pack index")
+            off = _U64(m, p)[0]
+        return off
+
     def offset(self, oid: bytes) -> int:
         """The pack offset of ``oid``; KeyError when the pack lacks it."""
         sz = self._rawsz
@@ -128,10 +143,9 @@ class IndexV2:
         if hi - lo > 4 * w:
             # Object ids are uniform: the id's next 32 bits place it within
             # its fan-out slice to within a few square roots of the slice's
-            # size. Probe a window around that guess, then bisect inside it
-            # (nine comparisons instead of twelve on git.git, on one or two
-            # pages of the index instead of a dozen); an id outside the
-            # window narrows the bisection to the side it is on.
+            # size. Probe a window around that guess (on git.git the window
+            # is left to the scan below at once); an id outside the window
+            # narrows the search to the side it is on.
             guess = lo + ((int.from_bytes(oid[1:5], "big") * (hi - lo)) >> 32)
             a = guess - w
             if a > lo:
@@ -147,22 +161,25 @@ class IndexV2:
                     hi = b
                 else:
                     lo = b
-        while lo < hi:
+        while hi - lo > SCAN_ENTRIES:
             mid = (lo + hi) >> 1
             p = names + mid * sz
             name = m[p : p + sz]
             if name < oid:
                 lo = mid + 1
             elif name == oid:
-                off = _U32(m, self._offsets + 4 * mid)[0]
-                if off & 0x80000000:
-                    p = self._large + 8 * (off & 0x7FFFFFFF)
-                    if p + 8 > self._large_end:
-                        raise ValueError("bad offset in pack index")
-                    off = _U64(m, p)[0]
-                return off
+                return self._nth_offset(mid)
             else:
                 hi = mid
+        # The last few names are scanned in C, not compared one by one in
+        # Python: a match that is not at a name's start straddles two names.
+        end = names + hi * sz
+        p = m.find(oid, names + lo * sz, end)
+        while p >= 0:
+            nth, misaligned = divmod(p - names, sz)
+            if not misaligned:
+                return self._nth_offset(nth)
+            p = m.find(oid, p + 1, end)
         raise KeyError(oid)
 
 

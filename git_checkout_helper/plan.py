@@ -570,7 +570,7 @@ def invalid_paths(
     from bisect import bisect_right
     from itertools import accumulate
 
-    from dulwich.index import validate_path
+    from .verify_path import validate_path
 
     blob = b"\n" + b"\n".join(paths) + b"\n"
     hits: list[int] = []

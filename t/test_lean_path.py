@@ -182,3 +182,28 @@ def test_interpolation_search_on_large_slices(tmp_path, rawsz, skew):
                     ix.offset(absent)
     finally:
         ix.close()
+
+
+@pytest.mark.parametrize("rawsz", [20, 32])
+def test_scan_ignores_matches_straddling_two_names(tmp_path, rawsz):
+    """The last names of a search are scanned as bytes: an id whose bytes run
+    across the end of one name and the start of the next is found only where
+    it is a name of its own, and is KeyError when it is none."""
+    a = b"\x07\x07" + b"\x50" * (rawsz - 2)
+    straddler = a[1:] + b"\x07"  # a's tail and the next name's first byte
+    b = b"\x07\x60" + b"\x61" * (rawsz - 2)
+    assert a < straddler < b
+    for names, want in (([a, b], None), ([a, straddler, b], 1)):
+        path = tmp_path / f"s{len(names)}.idx"
+        path.write_bytes(_synthetic_idx(names, rawsz))
+        ix = IndexV2(str(path), rawsz)
+        try:
+            assert (a + straddler[-1:]).find(straddler) == 1  # the bytes are there, off a name's start
+            if want is None:
+                with pytest.raises(KeyError):
+                    ix.offset(straddler)
+            else:
+                assert ix.offset(straddler) == 12 + want
+            assert ix.offset(a) == 12 and ix.offset(b) == 12 + len(names) - 1
+        finally:
+            ix.close()

@@ -25,7 +25,6 @@ Order of work, and why:
 from __future__ import annotations
 
 import os
-import shutil
 import stat as stat_mod
 import sys
 from collections.abc import Callable
@@ -105,7 +104,8 @@ class Checkout:
         self.algo = repo.odb.hash_algo
         self._attrs: AttributeStack | None = None
         self._attrs_trivial = True  # no attribute source anywhere: skip matching
-        self._attr_cache: dict = {}
+        self._attr_cache: dict[int, tuple[dict, ConvAttrs]] = {}  # see conv_attrs
+        self._no_attrs: ConvAttrs | None = None
         self.progress: Progress | None = None
         self.pool = None  # helpers started ahead of the queue
         # Directories this checkout created: nothing can stand in the way of
@@ -219,19 +219,21 @@ class Checkout:
     def conv_attrs(self, path: bytes) -> ConvAttrs:
         stack = self._attrs
         if stack is None or self._attrs_trivial:
-            key = ()
-            ca = self._attr_cache.get(key)
+            ca = self._no_attrs
             if ca is None:
-                ca = self._attr_cache[key] = convert_attrs({}, self.eol, self.drivers)
+                ca = self._no_attrs = convert_attrs({}, self.eol, self.drivers)
             return ca
         ca = self._path_attrs.get(path)
         if ca is not None:
             return ca
         attrs = stack.check(path)
-        key = tuple(sorted(attrs.items()))
-        ca = self._attr_cache.get(key)
-        if ca is None:
-            ca = self._attr_cache[key] = convert_attrs(attrs, self.eol, self.drivers)
+        # The stack hands out one result dict per distinct outcome and keeps
+        # it (attributes._DirIndex), so its identity is the key; the dict is
+        # held beside the result so that the identity stays its own.
+        got = self._attr_cache.get(id(attrs))
+        if got is None:
+            got = self._attr_cache[id(attrs)] = (attrs, convert_attrs(attrs, self.eol, self.drivers))
+        ca = got[1]
         # Asked twice per file when a filter driver is configured (helpers are
         # counted before the writes; git-lfs installs one system-wide).
         self._path_attrs[path] = ca
@@ -378,6 +380,8 @@ class Checkout:
         if stat_mod.S_ISDIR(st.st_mode):
             if keep_dir:
                 return
+            import shutil  # (a directory in a file's way is rare: shutil is 5 ms of start-up)
+
             shutil.rmtree(full)
         else:
             os.unlink(full)
@@ -730,7 +734,7 @@ def _refuse_invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[b
     """``verify_path`` for every path a checkout touches, before any is
     touched: a tree or index naming ``../x`` or ``.git/x`` is refused whole,
     as git does (the helpers check again what they are sent)."""
-    from dulwich.index import get_path_element_validator
+    from ..verify_path import get_path_element_validator
 
     bad = invalid_paths(paths, get_path_element_validator(co.repo.config), mode_of)
     if bad:
