@@ -366,6 +366,8 @@ class _TwowayMerge:
         self.lose_dirs: list[bytes] = []
 
     def modified(self, cur: Entry) -> bool:
+        if self.refreshed and cur.uptodate:
+            return False  # verify_uptodate_1: CE_UPTODATE, which refresh_index set, is believed without an lstat
         st = self.wt.lstat(cur.name)
         if st is None:
             # verify_uptodate_1: only ENOENT is "deleted locally, nothing to

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dulwich.objects import Commit, Tag, Tree, parse_tree
 from dulwich.repo import Repo
 
+from . import packed_refs
 from .config import read_config
 from .discovery import SetupEnv
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
@@ -68,6 +69,7 @@ def _open_dulwich(dirs: GitDirs, store) -> Repo:
     Repo.__init__(r, controldir=dirs.gitdir, commondir=dirs.commondir, worktree=dirs.worktree,
                   object_store=store, bare=dirs.worktree is None)
     r._opening = False
+    packed_refs.install(r.refs)
     return r
 
 

@@ -161,3 +161,24 @@ def test_worktree_matches_stat_then_content(tmp_path):
     assert worktree_matches(link, lfull, os.lstat(lfull), "sha1", lambda e: None, 0)
     exe = Entry(b"x", EXE, oid(b"diff\n"))
     assert not worktree_matches(exe, full, os.lstat(full), "sha1", lambda e: None, 0)
+
+
+def test_plan_switch_believes_refresh_up_to_date_mark(tmp_path, monkeypatch):
+    """``verify_uptodate_1``: an entry ``refresh_index`` marked up to date is
+    not looked at again (no lstat per changed path after the refresh's one);
+    one it did not mark still is, and a local change still refuses."""
+    t = Tree(tmp_path)
+    a, b = t.write("a", b"a\n"), t.write("b", b"b\n")
+    (tmp_path / "b").write_bytes(b"local\n")
+    a.uptodate, b.uptodate = True, False  # as refresh_entries leaves an unchanged file and a changed one
+    seen = []
+    real = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda p, *k: seen.append(os.fsdecode(p)) or real(p, *k))
+    head = {"a": (REG, b"a\n"), "b": (REG, b"b\n")}
+    target = {"a": (REG, b"a2\n"), "b": (REG, b"b2\n")}
+    with pytest.raises(PlanError) as info:
+        plan_switch(_tree(head), _tree(target), {e.name: e for e in (a, b)}, t.topb, "sha1",
+                    lambda e: None, 0, lambda p: False, refreshed=True)
+    assert info.value.groups[ERROR_WOULD_OVERWRITE] == [b"b"]
+    assert not any(p.endswith("/a") for p in seen)
+    assert any(p.endswith("/b") for p in seen)

@@ -1,0 +1,91 @@
+"""Reading ``packed-refs`` fast: ``refs/packed-backend.c``'s reader, for dulwich's refs.
+
+dulwich's ``DiskRefsContainer`` parses ``packed-refs`` a line at a time and
+checks every name with ``check_ref_format``, a Python loop over each byte:
+11 ms for git.git's 1,016 refs here, so about 0.5 s for a repository with
+50,000 tags, paid by every checkout that looks up a ref that is not loose
+(``refs/heads/HEAD``, which ``parse_branchname_arg`` always asks about). git
+itself maps the file and bisects it. :func:`read_packed_refs` gets dulwich's
+result with two regular expressions over the whole file: one proves that
+every line is a ref line, a peeled line after a ref line or a comment, with
+names made only of printable ASCII that ``check_ref_format`` allows; the
+other finds any name breaking its component rules. A file either of them
+finds anything unusual in (a name outside ASCII, a bad line) returns None,
+and dulwich's own reader decides, with its own verdict and message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+__all__ = ["install", "read_packed_refs"]
+
+_HEX = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
+#: Bytes a name may hold: printable ASCII but space and ``*:?[\\^~`` (``check_ref_format``).
+_NAME = rb"refs/[!-)+-9;->@-Z\]_-}]*"
+_REF = rb"(" + _HEX + rb") (" + _NAME + rb")\n"
+_PEELED = rb"\^(" + _HEX + rb")\n"
+_FILE = re.compile(rb"(?:#[^\n]*\n|" + _REF + rb"(?:" + _PEELED + rb")?)*")
+_LINES = re.compile(rb"^" + _REF + rb"(?:" + _PEELED + rb")?", re.M)
+#: A component rule broken somewhere in the names (one per line): ``..``,
+#: ``@{``, a component that starts with a dot, is empty or ends in ``.lock``,
+#: a name that ends in ``/`` or ``.``.
+_BAD_NAME = re.compile(rb"\.\.|@\{|/\.|//|\.lock(?:/|\n)|[/.]\n")
+
+
+def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]] | None:
+    """(refs, peeled) of a ``packed-refs`` file's bytes, as dulwich reads
+    them (the last line of a name wins); None when dulwich must decide."""
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    if _FILE.fullmatch(data) is None:
+        return None
+    found = _LINES.findall(data)
+    if _BAD_NAME.search(b"\n".join(name for _sha, name, _peeled in found) + b"\n"):
+        return None
+    header = data.split(b"\n", 1)[0]
+    with_peeled = header.startswith(b"# pack-refs") and b" peeled" in header
+    if not with_peeled and any(peeled for _sha, _name, peeled in found):
+        return None  # dulwich refuses peeled lines without the header
+    refs = {name: sha for sha, name, _peeled in found}
+    peeled = {name: p for _sha, name, p in found if p} if with_peeled else {}
+    return refs, peeled
+
+
+def install(refs) -> None:
+    """Give a dulwich ``DiskRefsContainer`` this reader: its cache of packed
+    refs is filled the way its own ``get_packed_refs`` fills it (refs, peeled
+    refs, and the file's identity, which tells it when the file was replaced),
+    and its own reader still runs for a file this one leaves to it. A dulwich
+    without that cache keeps its reader."""
+    try:
+        from dulwich.refs import _packed_refs_key
+    except ImportError:
+        return
+    if not all(hasattr(refs, a) for a in ("_packed_refs", "_peeled_refs", "_packed_refs_key",
+                                            "_current_packed_refs_key", "_invalidate_packed_refs_cache")):
+        return
+    dulwich_reader = refs.get_packed_refs
+
+    def get_packed_refs():
+        if refs._packed_refs is not None and refs._packed_refs_key != refs._current_packed_refs_key():
+            refs._invalidate_packed_refs_cache()
+        if refs._packed_refs is None:
+            try:
+                fd = os.open(os.path.join(refs.path, b"packed-refs"), os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return dulwich_reader()  # (its empty answer, cached as it caches it)
+            try:
+                with os.fdopen(fd, "rb") as f:
+                    parsed = read_packed_refs(f.read())
+                    key = _packed_refs_key(os.fstat(f.fileno()))
+            except OSError:
+                return dulwich_reader()
+            if parsed is None:
+                return dulwich_reader()
+            refs._packed_refs, refs._peeled_refs = parsed
+            refs._packed_refs_key = key
+        return refs._packed_refs
+
+    refs.get_packed_refs = get_packed_refs
