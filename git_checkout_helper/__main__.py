@@ -24,4 +24,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .cli import exit_now
+
+    exit_now(main())

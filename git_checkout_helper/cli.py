@@ -10,11 +10,52 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 from .help import open_manual, version_line
 from .inflate import use_setting as _choose_inflater
 
-__all__ = ["helper_main"]
+__all__ = ["checkout_command", "clone_command", "exit_now", "helper_command", "helper_main"]
+
+
+def exit_now(code: int) -> NoReturn:
+    """Leave the process the way git's ``exit()`` does: output flushed and
+    exit handlers run (``atexit``: trace2, ``weakref.finalize``), then gone,
+    without the interpreter's finalization, which frees every object one by
+    one: 55 ms after a 4,843-file clone here, a fifth of the time git takes
+    for the whole checkout, and more the more entries were held. Whatever
+    still needs the interpreter's own exit gets it: a thread that is not a
+    daemon (the interpreter would wait for it) or a stream that cannot be
+    flushed (it reports that, with exit status 120)."""
+    threading = sys.modules.get("threading")
+    if threading is not None and any(t.is_alive() and not t.daemon and t is not threading.main_thread()
+                                     for t in threading.enumerate()):
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:  # noqa: BLE001 - the interpreter's exit reports it
+        sys.exit(code)
+    os._exit(code if isinstance(code, int) else 1)
+
+
+def helper_command() -> NoReturn:
+    """The ``git-checkout--helper`` program."""
+    exit_now(helper_main())
+
+
+def checkout_command() -> NoReturn:
+    """The ``git-parallel-checkout`` program."""
+    exit_now(checkout_main())
+
+
+def clone_command() -> NoReturn:
+    """The ``git-parallel-clone`` program."""
+    exit_now(clone_main())
 
 def _die(msg: str, code: int = 128) -> int:
     sys.stderr.write(f"fatal: {msg}\n")

@@ -1,0 +1,81 @@
+"""cli.exit_now: the commands leave as git's exit() does, without the
+interpreter's finalization, and lose nothing on the way: exit handlers run,
+output is flushed, the status is kept; a thread that is not a daemon or a
+stream that cannot be flushed gets the interpreter's own exit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from git_checkout_helper import cli
+
+PROGRAM = """
+import atexit, sys, weakref
+from git_checkout_helper.cli import exit_now
+
+class Held:
+    pass
+
+held = Held()
+weakref.finalize(held, print, "finalized")
+atexit.register(lambda: sys.stderr.write("handler ran\\n"))
+sys.stdout.write("buffered, no newline")
+(exit_now if sys.argv[2:] != ["sys.exit"] else sys.exit)(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("code", [0, 3, 128])
+def test_status_output_and_handlers_kept(code):
+    p = subprocess.run([sys.executable, "-c", PROGRAM, str(code)], capture_output=True)
+    assert p.returncode == code
+    assert p.stdout == b"buffered, no newlinefinalized\n"
+    assert p.stderr == b"handler ran\n"
+
+
+def test_a_closed_pipe_ends_as_with_the_interpreters_exit():
+    """stdout gone: the same status and the same report as sys.exit gives."""
+    def run(how):
+        r, w = os.pipe()
+        os.close(r)
+        try:
+            return subprocess.run([sys.executable, "-c", PROGRAM, "0", how], stdout=w, stderr=subprocess.PIPE)
+        finally:
+            os.close(w)
+
+    ours, theirs = run("exit_now"), run("sys.exit")
+    assert theirs.returncode != 0
+    assert ours.returncode == theirs.returncode
+    assert ours.stderr.count(b"BrokenPipeError") == theirs.stderr.count(b"BrokenPipeError") > 0
+
+
+def test_a_thread_that_is_not_a_daemon_gets_the_interpreters_exit(monkeypatch):
+    release = threading.Event()
+    t = threading.Thread(target=release.wait)
+    t.start()
+
+    def no_os_exit(code):
+        raise AssertionError("os._exit with a thread still running")
+
+    monkeypatch.setattr(os, "_exit", no_os_exit)
+    try:
+        with pytest.raises(SystemExit) as info:
+            cli.exit_now(5)
+        assert info.value.code == 5
+    finally:
+        release.set()
+        t.join()
+
+
+def test_the_commands_exit_through_it(tmp_path):
+    """The installed programs and ``python -m`` go through exit_now, with
+    the status of the command (129: a usage error)."""
+    for argv in ([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "--no-such-option"],
+                 [os.path.join(os.path.dirname(sys.executable), "git-parallel-checkout"), "--no-such-option"]):
+        p = subprocess.run(argv, capture_output=True, cwd=tmp_path)
+        assert p.returncode == 129, p.stderr
+        assert b"unknown option" in p.stderr
