@@ -26,7 +26,7 @@ def exit_now(code: int) -> NoReturn:
     for the whole checkout, and more the more entries were held. Whatever
     still needs the interpreter's own exit gets it: a thread that is not a
     daemon (the interpreter would wait for it) or a stream that cannot be
-    flushed (it reports that, with exit status 120)."""
+    flushed (the interpreter reports it and sets the status, as it would)."""
     threading = sys.modules.get("threading")
     if threading is not None and any(t.is_alive() and not t.daemon and t is not threading.main_thread()
                                      for t in threading.enumerate()):
@@ -56,6 +56,7 @@ def checkout_command() -> NoReturn:
 def clone_command() -> NoReturn:
     """The ``git-parallel-clone`` program."""
     exit_now(clone_main())
+
 
 def _die(msg: str, code: int = 128) -> int:
     sys.stderr.write(f"fatal: {msg}\n")
