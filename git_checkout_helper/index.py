@@ -102,6 +102,16 @@ class Entry(msgspec.Struct, gc=False):
         ``dev`` (no ``USE_STDEV``). ``check_stat`` false
         (``core.checkStat=minimal``): mtime and size only; ``trust_ctime``
         false (``core.trustctime``): no ctime."""
+        if type(st) is os.stat_result:
+            # The common case (refresh_index's lstat of every entry), field by
+            # field without building stat_data's tuple: a third of the cost.
+            if self.mtime_s != (st.st_mtime_ns // 1_000_000_000) & _U32 or self.size != st.st_size & _U32:
+                return False
+            if not check_stat:
+                return True
+            if self.ino != st.st_ino & _U32 or self.uid != st.st_uid & _U32 or self.gid != st.st_gid & _U32:
+                return False
+            return not trust_ctime or self.ctime_s == (st.st_ctime_ns // 1_000_000_000) & _U32
         sd = stat_data(st)
         if not check_stat:
             return self.mtime_s == sd[2] and self.size == sd[8]

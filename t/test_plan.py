@@ -182,3 +182,24 @@ def test_plan_switch_believes_refresh_up_to_date_mark(tmp_path, monkeypatch):
     assert info.value.groups[ERROR_WOULD_OVERWRITE] == [b"b"]
     assert not any(p.endswith("/a") for p in seen)
     assert any(p.endswith("/b") for p in seen)
+
+
+@pytest.mark.parametrize("field", ["mtime_s", "size", "ino", "uid", "gid", "ctime_s", "mtime_ns", "dev", None])
+def test_stat_matches_same_verdict_from_an_lstat_and_a_helpers_record(tmp_path, field):
+    """``match_stat_data`` reads an ``os.stat_result`` field by field and a
+    helper's StatData through ``stat_data``: the same verdict for each field
+    that differs, under every ``core.checkStat`` / ``core.trustctime``."""
+    from git_checkout_helper.wire import StatData
+
+    t = Tree(tmp_path)
+    e = t.write("f", b"x\n")
+    st = os.lstat(tmp_path / "f")
+    if field:
+        setattr(e, field, getattr(e, field) + 1)
+    for check_stat in (True, False):
+        for trust_ctime in (True, False):
+            want = e.stat_matches(StatData.from_os(st), check_stat, trust_ctime)
+            assert e.stat_matches(st, check_stat, trust_ctime) == want
+            assert want == (field is None or field in {"mtime_ns", "dev"}
+                            or (field == "ctime_s" and not (check_stat and trust_ctime))
+                            or (field in {"ino", "uid", "gid"} and not check_stat))
