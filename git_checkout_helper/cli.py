@@ -44,7 +44,7 @@ def exit_now(code: int) -> NoReturn:
                 stream.flush()
     except BaseException:  # noqa: BLE001 - the interpreter's exit reports it
         sys.exit(code)
-    os._exit(code if isinstance(code, int) else 1)
+    os._exit(0 if code is None else code if isinstance(code, int) else 1)  # (sys.exit's reading of it)
 
 
 def helper_command() -> NoReturn:

@@ -59,6 +59,25 @@ test_expect_success 'switch in a linked worktree (helper and coordinator find th
 	test_path_is_missing lw.ours/.git/worktrees/lw.ours-linked/refs
 '
 
+test_expect_success 'refs packed in the common dir (packed-refs): a branch made from a packed remote one, then a tag, from a linked worktree' '
+	twins src pr &&
+	for who in ours git
+	do
+		git -C pr.$who tag -a -m t vtag origin/other &&
+		git -C pr.$who worktree add -q --detach ../pr.$who-linked main &&
+		git -C pr.$who pack-refs --all &&
+		test_path_is_missing pr.$who/.git/refs/remotes/origin/other &&
+		test_path_is_missing pr.$who/.git/refs/tags/vtag &&
+		grep -q "^^" pr.$who/.git/packed-refs || return 1
+	done &&
+	git -C pr.ours-linked parallel-checkout -q other &&
+	git -C pr.git-linked checkout -q other &&
+	same_result pr.ours-linked pr.git-linked &&
+	git -C pr.ours-linked parallel-checkout -q vtag &&
+	git -C pr.git-linked checkout -q vtag &&
+	same_result pr.ours-linked pr.git-linked
+'
+
 test_expect_success 'the helper started by git in a linked worktree (GIT_DIR=.git/worktrees/<id>)' '
 	git -C lw.ours-linked checkout -q --detach main &&
 	git -C lw.git-linked checkout -q --detach main &&

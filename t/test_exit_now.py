@@ -71,14 +71,35 @@ def test_a_thread_that_is_not_a_daemon_gets_the_interpreters_exit(monkeypatch):
         t.join()
 
 
+WITNESS = """
+import sys
+
+class _Witness:
+    def __del__(self):
+        sys.stderr.write("interpreter finalization ran\\n")
+
+_witness = _Witness()
+"""
+
+
 def test_the_commands_exit_through_it(tmp_path):
-    """The installed programs and ``python -m`` go through exit_now, with
-    the status of the command (129: a usage error)."""
+    """The installed programs and ``python -m`` leave without the
+    interpreter's finalization (a module-level object's ``__del__``, loaded
+    through sitecustomize, never runs), with the command's status (129: a
+    usage error); a plain ``sys.exit`` in the same set-up runs it."""
+    (tmp_path / "sitecustomize.py").write_text(WITNESS)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    plain = subprocess.run([sys.executable, "-c", "import sys; sys.exit(3)"], capture_output=True, env=env)
+    assert plain.returncode == 3 and b"interpreter finalization ran" in plain.stderr
+    bindir = os.path.dirname(sys.executable)
     for argv in ([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "--no-such-option"],
-                 [os.path.join(os.path.dirname(sys.executable), "git-parallel-checkout"), "--no-such-option"]):
-        p = subprocess.run(argv, capture_output=True, cwd=tmp_path)
+                 [os.path.join(bindir, "git-parallel-checkout"), "--no-such-option"],
+                 [os.path.join(bindir, "git-parallel-clone"), "--no-such-option"],
+                 [os.path.join(bindir, "git-checkout--helper"), "--no-such-option"]):
+        p = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=env)
         assert p.returncode == 129, p.stderr
         assert b"unknown option" in p.stderr
+        assert b"interpreter finalization ran" not in p.stderr, argv
 
 
 def test_a_profiled_command_still_writes_its_profile(tmp_path):

@@ -445,8 +445,8 @@ class Checkout:
                 self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
                 continue
             ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
-            filt = self.helper_filter(ca) if ca is not None else None
-            if ca is not None and self.eligible(ca, e.name, filt):
+            if ca is not None and self.eligible(ca, e.name):
+                filt = self.helper_filter(ca)
                 queue.items.append(PcItem(
                     id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
                     crlf_action=ca.crlf_action, ident=ca.ident,
@@ -472,12 +472,10 @@ class Checkout:
         ``filter.<name>.parallel``, helpers of ours started with ``--filters``)."""
         return ca.drv.name if self.helper_filters and ca.filter_parallel else None
 
-    def eligible(self, ca: ConvAttrs, name: bytes, filt: bytes | None | bool = False) -> bool:
+    def eligible(self, ca: ConvAttrs, name: bytes) -> bool:
         """``is_eligible_for_parallel_checkout`` for a regular file: no filter
-        (but one :meth:`helper_filter` names), and an item that fits one packet.
-        ``filt``: :meth:`helper_filter`'s answer when the caller has it."""
-        if filt is False:
-            filt = self.helper_filter(ca)
+        (but one :meth:`helper_filter` names), and an item that fits one packet."""
+        filt = self.helper_filter(ca)
         if not (ca.parallel_eligible or filt is not None):
             return False
         return (FIXED_PORTION_SIZE + len(name) + len(ca.working_tree_encoding or b"") + len(filt or b"")
