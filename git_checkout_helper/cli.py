@@ -236,8 +236,8 @@ def _run_coordinated(fn) -> int:
 
     from .attributes import AttributeValueError
     from .checkout import CheckoutError
-    from .clone import CloneError
     from .config import ConfigError
+    from .errors import CloneError
     from .index import IndexLockedError, IndexWriteError
     from .index_file import IndexFormatError
     from .odb import NotAGitRepository

@@ -158,7 +158,7 @@ def missing_objects(store, oids: Iterable[bytes], has: Callable[[bytes], bool] |
     """The raw ids among ``oids`` that ``store`` has neither packed nor loose
     (``OBJECT_INFO_FOR_PREFETCH``: nothing fetched to find out), each once,
     in the order given. ``has(oid)``: a faster look-up of the same answer
-    (``odb.ObjectDatabase.has_object``)."""
+    (``odb.ObjectDatabase.has_object``); ``store`` is not read when it is given."""
     if has is None:
         has = lambda oid: oid.hex().encode() in store  # noqa: E731
     out: list[bytes] = []
@@ -181,7 +181,9 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     closed: ``wanted`` is (path, raw oid) of everything the operation will
     read; whatever ``store`` lacks is fetched from the promisor remotes in
     one batch (the next remote gets what the previous one did not give).
-    Returns how many objects were fetched. Raises :class:`PromisorError`
+    With ``has`` given, ``store`` may be a function that opens it, called
+    only when something is missing: a partial clone that lacks nothing
+    never opens dulwich's object store. Returns how many objects were fetched. Raises :class:`PromisorError`
     (one line, nothing touched) when something stays missing.
     """
     paths: dict[bytes, bytes] = {}
@@ -190,6 +192,8 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     missing = missing_objects(store, paths, has)
     if not missing:
         return 0
+    if callable(store):
+        store = store()
     remotes = promisor_remotes(config)
     if not remotes:
         first = missing[0]
@@ -288,7 +292,7 @@ def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None =
     wanted = [(p, o) for p, o in wanted if o not in present]
     if not wanted:
         return 0
-    n = prefetch(repo.config, repo.store, wanted, err=err, has=repo.odb.has_object, environ=repo.environ)
+    n = prefetch(repo.config, lambda: repo.store, wanted, err=err, has=repo.odb.has_object, environ=repo.environ)
     if n:
         repo.odb.rescan_packs()
     present.update(o for _p, o in wanted)
@@ -459,7 +463,7 @@ def prefetch_attributes(co, tree, index: dict) -> None:
     wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
     wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
     if wanted and _partial(co.repo):
-        missing = set(missing_objects(co.repo.store, [o for _p, o in wanted], co.repo.odb.has_object))
+        missing = set(missing_objects(None, [o for _p, o in wanted], co.repo.odb.has_object))
         co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
 
 

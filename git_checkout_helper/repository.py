@@ -1,11 +1,18 @@
 """One repository opened for a checkout: its directories, config, objects,
-trees and refs, read through dulwich.
+trees and refs.
 
 Mirrors what git's ``the_repository`` gives the checkout code: ``get_oid``
 for revisions (``refs.c``/``object-name.c``, the common forms: full and
 abbreviated ids, ``HEAD``, branch, tag, remote-tracking names, ``^{tree}``-free),
 ``read_tree`` flattening (``tree-walk.c``) and ``HEAD`` updates with a reflog
-entry (``refs/files-backend.c``), via dulwich's refs container.
+entry (``refs/files-backend.c``).
+
+Objects are read through our own :class:`~odb.ObjectDatabase` and parsed by
+dulwich's object classes; refs through dulwich's ``DiskRefsContainer``, made
+directly. Neither dulwich's ``Repo`` nor its object store is opened unless
+something only they do is asked for (a commit walk, an abbreviated id, an
+alternate's pack): importing them costs a checkout about 40 ms before its
+first file, as much as git's whole set-up of a 5,000-file tree.
 """
 
 from __future__ import annotations
@@ -14,8 +21,12 @@ import os
 from binascii import unhexlify
 from collections.abc import Mapping
 
-from dulwich.objects import Commit, Tag, Tree, parse_tree
-from dulwich.repo import Repo
+from dulwich.objects import Commit, ShaFile, Tag, Tree
+
+try:  # the extension's parser, without the module's pure-Python fallback chain
+    from dulwich._objects import parse_tree
+except ImportError:  # pragma: no cover - a dulwich built without its extensions
+    from dulwich.objects import parse_tree
 
 from . import packed_refs
 from .config import read_config
@@ -46,24 +57,21 @@ class TreeFiles:
 EMPTY = TreeFiles({}, {}, None)
 
 
-class _DulwichRepo(Repo):
+def _open_dulwich(dirs: GitDirs, store):
     """dulwich's ``Repo`` on directories :mod:`discovery` has already checked
     as git does. While it opens, it sees no config: its own format checks
     are stricter than git's (v0 extensions such as ``partialClone`` or
     ``preciousObjects``, unknown ones in a version 0 repository, core.bare
     with core.worktree) and would refuse repositories git works in."""
+    from dulwich.config import ConfigFile
+    from dulwich.repo import Repo
 
-    _opening = False
+    class _DulwichRepo(Repo):
+        _opening = False
 
-    def get_config(self):
-        if self._opening:
-            from dulwich.config import ConfigFile
+        def get_config(self):
+            return ConfigFile() if self._opening else super().get_config()
 
-            return ConfigFile()
-        return super().get_config()
-
-
-def _open_dulwich(dirs: GitDirs, store) -> Repo:
     r = _DulwichRepo.__new__(_DulwichRepo)
     r._opening = True
     Repo.__init__(r, controldir=dirs.gitdir, commondir=dirs.commondir, worktree=dirs.worktree,
@@ -71,6 +79,19 @@ def _open_dulwich(dirs: GitDirs, store) -> Repo:
     r._opening = False
     packed_refs.install(r.refs)
     return r
+
+
+def _open_refs(dirs: GitDirs):
+    """The refs container dulwich's ``Repo`` would make (shared refs in the
+    common dir, per-worktree ones in the git dir), with the fast
+    ``packed-refs`` reader. No reflog logger: every ref update here passes
+    no message, so dulwich's logger would write nothing, and the reflog
+    lines are ours (:meth:`Repository.update_head`)."""
+    from dulwich.refs import DiskRefsContainer
+
+    refs = DiskRefsContainer(dirs.commondir, dirs.gitdir)
+    packed_refs.install(refs)
+    return refs
 
 
 class Repository:
@@ -82,10 +103,10 @@ class Repository:
         self.config = read_config(dirs, self.environ)
         self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config),
                                   getattr(dirs, "alternates", None))
-        self.store = self.odb.store
         self.hash_name = self.odb.object_format.name
         self.worktree = dirs.worktree
-        self._dulwich: Repo | None = None
+        self._dulwich = None
+        self._refs = None
         self._trees: dict[bytes, TreeFiles] = {}
 
     @classmethod
@@ -97,11 +118,37 @@ class Repository:
         return cls(dirs, environ)
 
     @property
-    def dulwich(self) -> Repo:
-        """A dulwich Repo on the same directories (refs, ignore rules)."""
+    def store(self):
+        """dulwich's object store of these objects (:attr:`odb.ObjectDatabase.store`)."""
+        return self.odb.store
+
+    @property
+    def dulwich(self):
+        """A dulwich ``Repo`` on the same directories, for what only it does (commit walks)."""
         if self._dulwich is None:
             self._dulwich = _open_dulwich(self.dirs, self.store)
         return self._dulwich
+
+    @property
+    def refs(self):
+        """dulwich's refs container for this repository (:func:`_open_refs`)."""
+        if self._refs is None:
+            self._refs = _open_refs(self.dirs)
+        return self._refs
+
+    def object(self, hexsha: bytes) -> ShaFile:
+        """The object ``hexsha`` names, as the object store's ``store[hexsha]``
+        gives it (its id checked against its bytes), read through our
+        object database. KeyError when there is no such object."""
+        fmt = self.odb.object_format
+        if len(hexsha) != fmt.hex_length:
+            raise KeyError(hexsha)
+        try:
+            oid = unhexlify(hexsha)
+        except ValueError:
+            raise KeyError(hexsha) from None
+        type_num, raw = self.odb.read_raw(oid)
+        return ShaFile.from_raw_string(type_num, raw, verify_sha=hexsha, object_format=fmt)
 
     def close(self) -> None:
         if self._dulwich is not None:
@@ -111,28 +158,28 @@ class Repository:
     # --- revisions ---------------------------------------------------------
 
     def _peel_to_commit(self, sha_hex: bytes) -> bytes:
-        obj = self.store[sha_hex]
+        obj = self.object(sha_hex)
         while isinstance(obj, Tag):
-            obj = self.store[obj.object[1]]
+            obj = self.object(obj.object[1])
         if isinstance(obj, Commit):
             return obj.id
         raise RevisionError(f"reference is not a tree: {sha_hex.decode()}")
 
     def head_ref(self) -> bytes | None:
         """The branch HEAD points at (``refs/heads/x``), or None when detached."""
-        chain, _ = self.dulwich.refs.follow(b"HEAD")
+        chain, _ = self.refs.follow(b"HEAD")
         return chain[1] if len(chain) > 1 else None
 
     def head_commit(self) -> bytes | None:
         try:
-            sha = self.dulwich.refs[b"HEAD"]
+            sha = self.refs[b"HEAD"]
         except KeyError:
             return None  # unborn branch
         return self._peel_to_commit(sha)
 
     def resolve(self, rev: str) -> tuple[bytes, bytes | None, bytes | None]:
         """(commit hex id, branch ref or None, remote-tracking ref to create from)."""
-        refs = self.dulwich.refs
+        refs = self.refs
         name = rev.encode()
         if rev == "HEAD" or rev == "@":
             c = self.head_commit()
@@ -198,7 +245,7 @@ class Repository:
     def tree_of(self, commit_hex: bytes | None) -> TreeFiles:
         if commit_hex is None:
             return EMPTY
-        obj = self.store[commit_hex]
+        obj = self.object(commit_hex)
         if isinstance(obj, Commit):
             return self.read_tree(obj.tree)
         if isinstance(obj, Tree):
@@ -262,7 +309,7 @@ class Repository:
         branch and ``refs/remotes/<remote>/HEAD`` each get a reflog that
         starts from nothing.
         """
-        refs = self.dulwich.refs
+        refs = self.refs
         if branch is not None and branch not in refs:
             refs.set_if_equals(branch, None, commit_hex)
         old = None if clone else self.head_commit()
@@ -307,7 +354,7 @@ class Repository:
 
     def _remote_head_commit(self, ref: str) -> bytes | None:
         try:
-            return self.dulwich.refs[ref.encode()]
+            return self.refs[ref.encode()]
         except KeyError:
             return None
 
@@ -362,7 +409,7 @@ class Repository:
                 name = base[len(p) :]
                 break
         name_s = name.decode("utf-8", "replace")
-        refs = self.dulwich.refs
+        refs = self.refs
         if base not in refs:
             return (f"Your branch is based on '{name_s}', but the upstream is gone.\n"
                     + ("  (use \"git branch --unset-upstream\" to fixup)\n" if hints else ""))

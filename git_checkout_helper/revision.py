@@ -83,14 +83,9 @@ class Target(msgspec.Struct, kw_only=True):
 # --- revisions -------------------------------------------------------------
 
 
-def _refs(repo: Repository):
-    return repo.dulwich.refs
-
-
 def _read_ref(repo: Repository, ref: bytes) -> bytes | None:
-    refs = _refs(repo)
     try:
-        return refs[ref]
+        return repo.refs[ref]
     except KeyError:
         return None
 
@@ -131,7 +126,7 @@ def nth_prior_checkout(repo: Repository, n: int) -> str | None:
 
 def _object(repo: Repository, sha: bytes):
     try:
-        return repo.store[sha]
+        return repo.object(sha)
     except KeyError:
         return None
 
@@ -232,7 +227,7 @@ def get_oid(repo: Repository, text: str) -> bytes | None:
             return None
         if tok[0] == "~":
             for _ in range(n):
-                parents = repo.store[commit].parents
+                parents = repo.object(commit).parents
                 if not parents:
                     return None
                 commit = parents[0]
@@ -240,7 +235,7 @@ def get_oid(repo: Repository, text: str) -> bytes | None:
         elif n == 0:
             sha = commit
         else:
-            parents = repo.store[commit].parents
+            parents = repo.object(commit).parents
             sha = parents[n - 1] if len(parents) >= n else None
     return sha
 
@@ -465,7 +460,7 @@ def parse_checkout_args(repo: Repository, args: list[str], bo: BranchOptions, cw
         t.source = tree
     else:
         t.commit = commit
-        t.source = repo.store[commit].tree
+        t.source = repo.object(commit).tree
     if has_dd:
         rest = rest[1:]
     elif rest and _is_file(cwd, arg):
@@ -553,8 +548,7 @@ def create_branch(repo: Repository, name: str, start_name: str, commit: bytes, f
         if repo.head_ref() == ref:
             append_reflog(repo, b"HEAD", old, commit, msg)
         return
-    refs = _refs(repo)
-    if not refs.set_if_equals(ref, old, commit):
+    if not repo.refs.set_if_equals(ref, old, commit):
         raise Fatal(f"cannot lock ref '{ref.decode()}'")
     append_reflog(repo, ref, old, commit, msg)
     if repo.head_ref() == ref:

@@ -168,7 +168,7 @@ def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
 def _oneline(repo: Repository, commit: bytes) -> str:
     """``<abbrev> <subject>`` (CMIT_FMT_ONELINE: the message's first paragraph)."""
     try:
-        para = repo.store[commit].message.split(b"\n\n", 1)[0]
+        para = repo.object(commit).message.split(b"\n\n", 1)[0]
         subject = b" ".join(para.split(b"\n")).strip().decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - the message is cosmetic
         subject = ""
@@ -187,7 +187,7 @@ def _abbrev(repo: Repository, oid: bytes) -> str:
 def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: bytes) -> None:
     """Leaving a detached HEAD: "Previous HEAD position was ...", or the
     commits no ref (nor the new HEAD) reaches, as git lists them."""
-    refs = repo.dulwich.refs
+    refs = repo.refs
     tips = {new}
     for name in refs.allkeys():
         if name != b"HEAD":

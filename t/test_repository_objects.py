@@ -1,0 +1,114 @@
+"""repository.py reads objects and refs without dulwich's ``Repo`` or its
+object store: ``Repository.object`` gives what ``store[hexsha]`` gives (the
+same classes, the id checked against the bytes, KeyError for anything that
+names no object), and the coordinator's common commands (a clone's
+checkout, a branch switch, a detached switch to an annotated tag) never
+import ``dulwich.repo`` or ``dulwich.object_store``, whose import costs
+about 40 ms of every such command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zlib
+
+import pytest
+from dulwich.objects import ChecksumMismatch, Commit, Tag, Tree
+from dulwich.repo import Repo
+
+from git_checkout_helper.repository import Repository
+from git_checkout_helper.revision import get_oid
+
+HEAVY = ("dulwich.repo", "dulwich.object_store", "dulwich.pack")
+
+
+@pytest.fixture
+def history(make_repo):
+    repo = make_repo()
+    (repo.path / "a.txt").write_bytes(b"one\n")
+    (repo.path / "d").mkdir()
+    (repo.path / "d" / "b.txt").write_bytes(b"two\n")
+    repo.git("add", ".")
+    repo.git("commit", "-q", "-m", "first")
+    repo.git("tag", "-a", "-m", "annotated", "v1")
+    repo.git("branch", "other")
+    (repo.path / "a.txt").write_bytes(b"changed\n")
+    repo.git("commit", "-q", "-am", "second")
+    return repo
+
+
+def test_object_matches_the_object_store(history):
+    repo = Repository.open(str(history.path))
+    with Repo(str(history.path)) as d:
+        for rev in ("HEAD", "HEAD^{tree}", "v1", "HEAD:d", "other"):
+            hexsha = history.git("rev-parse", rev).strip()
+            ours, theirs = repo.object(hexsha), d.object_store[hexsha]
+            assert type(ours) is type(theirs) and ours.id == theirs.id
+            assert ours.as_raw_string() == theirs.as_raw_string()
+    assert isinstance(repo.object(history.git("rev-parse", "v1").strip()), Tag)
+    assert isinstance(repo.object(history.git("rev-parse", "HEAD").strip()), Commit)
+    assert isinstance(repo.object(history.git("rev-parse", "HEAD^{tree}").strip()), Tree)
+    repo.close()
+
+
+@pytest.mark.parametrize("name", [b"0" * 40, b"z" * 40, b"abc", b"0" * 64, b""])
+def test_object_key_error_for_no_object(history, name):
+    repo = Repository.open(str(history.path))
+    with pytest.raises(KeyError):
+        repo.object(name)
+    repo.close()
+
+
+def test_object_checks_its_id(history):
+    """A loose object whose bytes are another object's: refused, as the store refuses it."""
+    head = history.git("rev-parse", "HEAD").strip().decode()
+    other = history.git("rev-parse", "other").strip().decode()
+    path = history.path / ".git" / "objects" / head[:2] / head[2:]
+    raw = history.git("cat-file", "commit", other)
+    os.chmod(path, 0o644)
+    path.write_bytes(zlib.compress(b"commit %d\0" % len(raw) + raw))
+    repo = Repository.open(str(history.path))
+    with pytest.raises(ChecksumMismatch):
+        repo.object(head.encode())
+    with Repo(str(history.path)) as d, pytest.raises(ChecksumMismatch):
+        d.object_store[head.encode()]
+    repo.close()
+
+
+def test_revisions_resolve_without_the_object_store(history):
+    """Refs, peeled tags, parents and tree paths: the answers git gives, with
+    dulwich's object store never opened."""
+    repo = Repository.open(str(history.path))
+    for rev in ("HEAD", "HEAD~1", "HEAD^1", "v1^{commit}", "v1^{}", "v1^{tree}", "HEAD:d", "other",
+                "refs/tags/v1", "main"):
+        want = history.git("rev-parse", "--verify", "-q", rev).strip()
+        assert get_oid(repo, rev) == want, rev
+    assert repo.odb._store is None and repo._dulwich is None
+    repo.close()
+
+
+def test_common_commands_import_no_repo_or_object_store(history, git_env, tmp_path):
+    history.git("repack", "-adq")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(history.path), str(clone)], env=git_env,
+                   check=True)
+
+    def run(*argv):
+        code = f"""
+import sys
+from git_checkout_helper import cli
+code = cli.checkout_main({list(argv)!r})
+print(code, sorted(m for m in sys.modules if m in {HEAVY!r}))
+"""
+        p = subprocess.run([sys.executable, "-c", code], cwd=clone, env=git_env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    assert run("-q", "-j", "2", "--threshold", "0", "-f", "HEAD") == "0 []"
+    assert (clone / "a.txt").read_bytes() == b"changed\n"
+    assert run("-q", "-j", "2", "--threshold", "0", "other") == "0 []"
+    assert (clone / "a.txt").read_bytes() == b"one\n"
+    assert run("-q", "-j", "2", "--threshold", "0", "v1") == "0 []"
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, env=git_env, capture_output=True,
+                          check=True).stdout == b""
