@@ -36,8 +36,10 @@ __all__ = [
     "IndexLockedError",
     "IndexWriteError",
     "build_cache_tree",
+    "cut_stat_data",
     "is_racy_stat",
     "serialize_index",
+    "stat_data",
 ]
 
 CE_NAMEMASK = 0x0FFF
@@ -50,6 +52,13 @@ S_IFLNK = 0o120000
 _U32 = 0xFFFFFFFF
 
 
+def cut_stat_data(cs: int, cn: int, ms: int, mn: int, dev: int, ino: int, uid: int, gid: int,
+                  size: int) -> tuple[int, ...]:
+    """``fill_stat_data``'s cut: the stat fields an index entry keeps, each an
+    ``unsigned int`` (nanoseconds are below 10^9 already)."""
+    return (cs & _U32, cn, ms & _U32, mn, dev & _U32, ino & _U32, uid & _U32, gid & _U32, size & _U32)
+
+
 def stat_data(st) -> tuple[int, ...]:
     """``fill_stat_data``: the index's view of a stat, its fields cut to 32 bits.
 
@@ -59,11 +68,9 @@ def stat_data(st) -> tuple[int, ...]:
     if isinstance(st, os.stat_result):
         cs, cn = divmod(st.st_ctime_ns, 1_000_000_000)
         ms, mn = divmod(st.st_mtime_ns, 1_000_000_000)
-        dev, ino, uid, gid, size = st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_size
-    else:
-        cs, cn, ms, mn = st.ctime_sec, st.ctime_nsec, st.mtime_sec, st.mtime_nsec
-        dev, ino, uid, gid, size = st.dev, st.ino, st.uid, st.gid, st.size
-    return (cs & _U32, cn, ms & _U32, mn, dev & _U32, ino & _U32, uid & _U32, gid & _U32, size & _U32)
+        return cut_stat_data(cs, cn, ms, mn, st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_size)
+    return cut_stat_data(st.ctime_sec, st.ctime_nsec, st.mtime_sec, st.mtime_nsec, st.dev, st.ino, st.uid,
+                         st.gid, st.size)
 
 
 class Entry(msgspec.Struct, gc=False):
@@ -92,9 +99,14 @@ class Entry(msgspec.Struct, gc=False):
         then up to date, as in git: a symlink just written is still checked
         for racy stat data when the index is written (``do_write_index``),
         and goes to the split part of a split index."""
+        self.fill_stat_data(stat_data(st), not isinstance(st, os.stat_result) or stat_mod.S_ISREG(st.st_mode))
+
+    def fill_stat_data(self, sd: tuple[int, ...], uptodate: bool = True) -> None:
+        """:meth:`fill_stat` from fields :func:`stat_data` has cut already (a
+        helper's result as the coordinator keeps it: a regular file)."""
         (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns,
-         self.dev, self.ino, self.uid, self.gid, self.size) = stat_data(st)
-        self.uptodate = not isinstance(st, os.stat_result) or stat_mod.S_ISREG(st.st_mode)
+         self.dev, self.ino, self.uid, self.gid, self.size) = sd
+        self.uptodate = uptodate
 
     def stat_matches(self, st, check_stat: bool = True, trust_ctime: bool = True) -> bool:
         """``match_stat_data`` for a regular file, symlink or gitlink, as git

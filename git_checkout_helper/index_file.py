@@ -111,6 +111,9 @@ class IndexFile:
 
 
 _FIXED = {n: struct.Struct(f">10I{n}sH") for n in (20, 32)}
+#: The NULs after a name that end a v2/v3 entry on a multiple of 8 (1 to 8 of
+#: them), by the entry's length without them, modulo 8.
+_PADDING = tuple(b"\0" * (8 - k) for k in range(8))
 
 
 def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
@@ -198,7 +201,7 @@ def serialize_index_file(
     eoie: bool = False,
     strip_names: frozenset | set = frozenset(),
     skip_hash: bool = False,
-) -> bytes:
+) -> bytearray:
     """``do_write_index``: the bytes of an index file.
 
     ``extensions`` are written in git's order (IEOT first, EOIE last, which
@@ -214,59 +217,60 @@ def serialize_index_file(
         version = 3 if extended else 2
     fixed = _FIXED[rawsz]
     pack = fixed.pack
-    parts = [b"DIRC", struct.pack(">II", version, len(entries))]
-    append = parts.append
-    total = 12
+    # One buffer, appended to: a list of 100,000 entry chunks, then their
+    # join, then the join with the trailer held three copies of the index.
+    out = bytearray(b"DIRC")
+    out += struct.pack(">II", version, len(entries))
     ieot: list[tuple[int, int]] = []
     per_block = -(-len(entries) // ieot_blocks) if ieot_blocks > 1 else 0
-    block_start, block_nr = total, 0
+    block_start, block_nr = len(out), 0
     prev = b""
     for i, e in enumerate(entries):
         if per_block and i and i % per_block == 0:
             ieot.append((block_start, block_nr))
-            block_start, block_nr = total, 0
+            block_start, block_nr = len(out), 0
             prev = b"\0" + prev[1:] if prev else prev
         name = b"" if i in strip_names else e.name
         flags = min(len(name), CE_NAMEMASK) | (e.flags & ~(CE_NAMEMASK | CE_EXTENDED))
         ext = e.extended_flags
         if ext:
             flags |= CE_EXTENDED
-        head = pack(e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino, e.mode,
+        out += pack(e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino, e.mode,
                     e.uid, e.gid, e.size, e.oid, flags)
         if ext:
-            head += struct.pack(">H", ext)
+            out += struct.pack(">H", ext)
         if version == 4:
             common = 0
             limit = min(len(name), len(prev))
             while common < limit and name[common] == prev[common]:
                 common += 1
-            chunk = head + encode_varint(len(prev) - common) + name[common:] + b"\0"
+            out += encode_varint(len(prev) - common)
+            out += name[common:]
+            out += b"\0"
             prev = name
         else:
-            n = len(head) + len(name)
-            chunk = head + name + b"\0" * (8 - n % 8)
-        append(chunk)
-        total += len(chunk)
+            out += name
+            out += _PADDING[(fixed.size + (2 if ext else 0) + len(name)) % 8]
         block_nr += 1
     if per_block and block_nr:
         ieot.append((block_start, block_nr))
-    offset = total
+    offset = len(out)
     by_sig = dict(extensions)
-    ext_parts: list[bytes] = []
     if len(ieot) > 1 or (per_block and ieot):
         by_sig[b"IEOT"] = struct.pack(">I", 1) + b"".join(struct.pack(">II", o, n) for o, n in ieot)
     else:
         by_sig.pop(b"IEOT", None)
+    h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
+    eh = h() if eoie and offset else None
     for sig in WRITE_ORDER:
         if sig in by_sig:
-            ext_parts.append(sig + struct.pack(">I", len(by_sig[sig])))
-            ext_parts.append(by_sig[sig])
-    h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
-    if eoie and offset:
-        eh = h()
-        for k in range(0, len(ext_parts), 2):
-            eh.update(ext_parts[k])
+            header = sig + struct.pack(">I", len(by_sig[sig]))
+            if eh is not None:
+                eh.update(header)
+            out += header
+            out += by_sig[sig]
+    if eh is not None:
         payload = struct.pack(">I", offset) + eh.digest()
-        ext_parts.append(b"EOIE" + struct.pack(">I", len(payload)) + payload)
-    body = b"".join(parts + ext_parts)
-    return body + (b"\0" * rawsz if skip_hash else h(body).digest())
+        out += b"EOIE" + struct.pack(">I", len(payload)) + payload
+    out += b"\0" * rawsz if skip_hash else h(out).digest()
+    return out

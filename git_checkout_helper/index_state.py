@@ -283,8 +283,8 @@ def index_bytes(
     version = file.version if file is not None else default_index_version(config, err)
     # Unmerged entries nobody replaced stay when entries are updated in place
     # (an index never holds less); unpack-trees (switch, -f) drops them.
-    names = {e.name for e in entries}
     if file is not None and old.unmerged and not switch:
+        names = {e.name for e in entries}
         keep = [e for e in state.entries if e.flags & 0x3000 and e.name not in names]
         if keep:
             entries = sorted(entries + keep, key=lambda e: (e.name, (e.flags >> 12) & 3))

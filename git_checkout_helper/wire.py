@@ -26,6 +26,7 @@ would refuse the trailer as a corrupted item, see ``packet_to_pc_item``).
 
 from __future__ import annotations
 
+import operator
 import os
 import platform
 import struct
@@ -74,8 +75,10 @@ GIT_MAX_RAWSZ = 32
 HASH_RAWSZ = {GIT_HASH_SHA1: 20, GIT_HASH_SHA256: 32}
 
 
-def _build(name: str, fields: tuple[tuple[str, int, str], ...], size: int) -> struct.Struct:
-    """Derive a native-order Struct from a layout table and verify its offsets."""
+def _build(name: str, fields: tuple[tuple[str, int, str], ...], size: int,
+           keep: frozenset[str] | None = None) -> struct.Struct:
+    """Derive a native-order Struct from a layout table and verify its offsets;
+    with ``keep``, the other fields are skipped as padding (not unpacked)."""
     fmt = "="
     at = 0
     for field, offset, code in fields:
@@ -83,8 +86,9 @@ def _build(name: str, fields: tuple[tuple[str, int, str], ...], size: int) -> st
             raise AssertionError(f"{name}.{field}: offset {offset} overlaps")
         if offset > at:
             fmt += f"{offset - at}x"
-        fmt += code
-        at = offset + struct.calcsize("=" + code)
+        width = struct.calcsize("=" + code)
+        fmt += code if keep is None or field in keep else f"{width}x"
+        at = offset + width
     if size > at:
         fmt += f"{size - at}x"
     st = struct.Struct(fmt)
@@ -152,13 +156,72 @@ RESULT_BASE = _build(
 )
 
 
+class StatData(msgspec.Struct, array_like=True, gc=False):
+    """The fields of ``struct stat`` that a result carries."""
+
+    dev: int
+    ino: int
+    nlink: int
+    mode: int
+    uid: int
+    gid: int
+    rdev: int
+    size: int
+    blksize: int
+    blocks: int
+    atime_sec: int
+    atime_nsec: int
+    mtime_sec: int
+    mtime_nsec: int
+    ctime_sec: int
+    ctime_nsec: int
+
+    @classmethod
+    def from_os(cls, st: os.stat_result) -> StatData:
+        return cls(*stat_fields(st))
+
+
+#: :class:`StatData`'s fields, in the order :func:`stat_fields` gives them.
+STAT_FIELDS = StatData.__struct_fields__
+#: The ``struct stat`` fields an index entry keeps (``fill_stat_data``), in
+#: the order of :func:`index.cut_stat_data`'s arguments.
+INDEX_STAT_FIELDS = ("ctime_sec", "ctime_nsec", "mtime_sec", "mtime_nsec", "dev", "ino", "uid", "gid", "size")
+
+
 class StatLayout(Layout):
     """The native ``struct stat`` of one platform; ``result`` packs a whole
-    WRITTEN ``struct pc_item_result`` (base, then the stat) in one call."""
+    WRITTEN ``struct pc_item_result`` (base, then the stat) in one call, and
+    :meth:`index_stat` reads from one only the fields an index entry keeps."""
 
     def __init__(self, name: str, fields: tuple[tuple[str, int, str], ...], size: int):
         super().__init__(name, fields, size)
         self.result = struct.Struct(RESULT_BASE.format + self.struct.format[1:])
+        # StatData's order is x86_64's; another layout (generic64 has mode
+        # before nlink) gets its fields put in its own order and back.
+        names = [f for f, _o, _c in fields]
+        order = [STAT_FIELDS.index(f) for f in names]
+        self._to_layout = None if order == sorted(order) else operator.itemgetter(*order)
+        self._from_layout = None if self._to_layout is None else operator.itemgetter(
+            *(names.index(f) for f in STAT_FIELDS))
+        self._index_struct = struct.Struct(
+            RESULT_BASE.format + _build(name, fields, size, frozenset(INDEX_STAT_FIELDS)).format[1:])
+        kept = [f for f, _o, _c in fields if f in INDEX_STAT_FIELDS]
+        self._index_order = operator.itemgetter(*(2 + kept.index(f) for f in INDEX_STAT_FIELDS))
+
+    def pack_result(self, id_: int, status: int, values: tuple[int, ...]) -> bytes:
+        """A WRITTEN ``struct pc_item_result`` of :data:`STAT_FIELDS` ``values``."""
+        if self._to_layout is not None:
+            values = self._to_layout(values)
+        return self.result.pack(id_, status, *values)
+
+    def unpack_stat(self, data: bytes) -> tuple[int, ...]:
+        """The :data:`STAT_FIELDS` values of a WRITTEN result."""
+        values = self.result.unpack(data)[2:]
+        return values if self._from_layout is None else self._from_layout(values)
+
+    def index_stat(self, data: bytes) -> tuple[int, ...]:
+        """The :data:`INDEX_STAT_FIELDS` of a WRITTEN result of this layout's size."""
+        return self._index_order(self._index_struct.unpack(data))
 
 
 STAT_LAYOUTS: dict[str, StatLayout] = {
@@ -228,31 +291,6 @@ def native_stat_layout() -> StatLayout:
         return STAT_LAYOUTS[_MACHINE_LAYOUT[machine]]
     except KeyError:
         raise WireError(f"no struct stat layout known for machine {machine!r}") from None
-
-
-class StatData(msgspec.Struct, array_like=True, gc=False):
-    """The fields of ``struct stat`` that a result carries."""
-
-    dev: int
-    ino: int
-    nlink: int
-    mode: int
-    uid: int
-    gid: int
-    rdev: int
-    size: int
-    blksize: int
-    blocks: int
-    atime_sec: int
-    atime_nsec: int
-    mtime_sec: int
-    mtime_nsec: int
-    ctime_sec: int
-    ctime_nsec: int
-
-    @classmethod
-    def from_os(cls, st: os.stat_result) -> StatData:
-        return cls(*stat_fields(st))
 
 
 class PcItem(msgspec.Struct, gc=False):
@@ -338,7 +376,7 @@ class PcItemResult(msgspec.Struct, gc=False):
 def encode_result(res: PcItemResult, layout: StatLayout) -> bytes:
     """Pack like ``report_result``: the whole struct only when WRITTEN."""
     if res.status == PcItemStatus.PC_ITEM_WRITTEN:
-        return layout.result.pack(res.id, res.status, *msgspec.structs.astuple(res.st))
+        return layout.pack_result(res.id, res.status, msgspec.structs.astuple(res.st))
     return RESULT_BASE.pack(res.id, res.status)
 
 
@@ -356,11 +394,11 @@ def stat_fields(st: os.stat_result) -> tuple[int, ...]:
 
 def encode_written(id_: int, st: os.stat_result, layout: StatLayout) -> bytes:
     """Fast path of :func:`encode_result` for a WRITTEN item straight from fstat."""
-    return layout.result.pack(id_, PcItemStatus.PC_ITEM_WRITTEN, *stat_fields(st))
+    return layout.pack_result(id_, PcItemStatus.PC_ITEM_WRITTEN, stat_fields(st))
 
 
-def decode_result(data: bytes, layout: StatLayout) -> PcItemResult:
-    """Unpack a result like ``parse_and_save_result``, checking its size."""
+def _result_head(data: bytes, layout: StatLayout) -> tuple[int, int]:
+    """``parse_and_save_result``'s checks of one result: (id, status)."""
     if len(data) < RESULT_BASE.size:
         raise WireError(
             f"too short result from checkout worker (got {len(data)}B, exp >={RESULT_BASE.size}B)"
@@ -371,11 +409,27 @@ def decode_result(data: bytes, layout: StatLayout) -> PcItemResult:
             raise WireError(
                 f"wrong result size from checkout worker (got {len(data)}B, exp {layout.result.size}B)"
             )
-        return PcItemResult(id_, status, StatData(*layout.result.unpack(data)[2:]))
+        return id_, status
     if status not in (PcItemStatus.PC_ITEM_COLLIDED, PcItemStatus.PC_ITEM_FAILED):
         raise WireError(f"unknown status {status} for item {id_} from checkout worker")
     if len(data) != RESULT_BASE.size:
         raise WireError(
             f"wrong result size from checkout worker (got {len(data)}B, exp {RESULT_BASE.size}B)"
         )
+    return id_, status
+
+
+def decode_result(data: bytes, layout: StatLayout) -> PcItemResult:
+    """Unpack a result like ``parse_and_save_result``, checking its size."""
+    id_, status = _result_head(data, layout)
+    if status == PcItemStatus.PC_ITEM_WRITTEN:
+        return PcItemResult(id_, status, StatData(*layout.unpack_stat(data)))
     return PcItemResult(id_, status)
+
+
+def parse_result(data: bytes, layout: StatLayout) -> tuple[int, int, tuple[int, ...] | None]:
+    """:func:`decode_result` without its objects, for the coordinator, which
+    keeps only what the index needs: (id, status, the
+    :data:`INDEX_STAT_FIELDS` of a WRITTEN result or None)."""
+    id_, status = _result_head(data, layout)
+    return id_, status, layout.index_stat(data) if status == PcItemStatus.PC_ITEM_WRITTEN else None

@@ -4,7 +4,7 @@
 every helper first, hand out the items, then poll all helper stdouts (and the
 stdins that still have bytes to take) at once and take results as they come.
 Results are checked per helper and per batch, in order: ids ``start..end-1``
-then a flush; they land in ``results[id]``.
+then a flush; they land in a :class:`Results` table, by id.
 
 Two ways to hand out the items (``checkout.distribution``):
 
@@ -54,27 +54,61 @@ from __future__ import annotations
 import os
 import selectors
 import signal
+import struct
 import subprocess
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, MutableMapping, Sequence
 
+from .index import cut_stat_data
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, pkt_line
 from .wire import (
     PcItem,
-    PcItemResult,
     RequestLayout,
     StatLayout,
     WireError,
-    decode_result,
+    parse_result,
 )
 
-__all__ = ["AHEAD", "Chunker", "HelperPool", "split_batches"]
+__all__ = ["AHEAD", "Chunker", "HelperPool", "Results", "split_batches"]
 
 #: Batches in flight per helper in dynamic mode: the one it writes and one
 #: queued in its stdin, so that it never waits for the coordinator.
 AHEAD = 2
+
+class Results:
+    """Every item's answer, by item id, kept flat: ``status`` holds one
+    ``enum pc_item_status`` byte per item (``PC_ITEM_PENDING`` until it is
+    answered), and a WRITTEN item's stat data is the nine fields an index
+    entry keeps (:func:`index.cut_stat_data`), packed in one buffer.
+
+    git keeps a whole ``struct stat`` in each item; an object per result
+    here (the result, its 16 stat fields) took 45 MB of the coordinator's
+    memory at 100,000 files, and building then reading them 3.6 µs a
+    result, against 2 µs for this."""
+
+    __slots__ = ("status", "_stats")
+    _RECORD = struct.Struct("=9I")
+
+    def __init__(self, nr: int) -> None:
+        self.status = bytearray(nr)
+        self._stats = bytearray(nr * self._RECORD.size)
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    def save(self, id_: int, status: int, fields: tuple[int, ...] | None) -> None:
+        """``fields``: a WRITTEN item's stat fields in :func:`index.cut_stat_data`'s
+        order (a helper's, uncut, or :func:`index.stat_data`'s: cutting is idempotent)."""
+        self.status[id_] = status
+        if fields is not None:
+            self._RECORD.pack_into(self._stats, id_ * self._RECORD.size, *cut_stat_data(*fields))
+
+    def stat_data(self, id_: int) -> tuple[int, ...]:
+        """A WRITTEN item's stat data, as :func:`index.stat_data` gives it."""
+        return self._RECORD.unpack_from(self._stats, id_ * self._RECORD.size)
+
 
 class _Helper:
     __slots__ = ("index", "proc", "next_id", "parser", "done", "error", "child_id", "t0", "batches",
@@ -297,20 +331,22 @@ class HelperPool:
         *,
         layout: RequestLayout,
         stat_layout: StatLayout,
-        on_result: Callable[[PcItemResult], None],
+        on_result: Callable[[int, int], None],
         error: Callable[[str], None] = lambda m: None,
         dynamic: bool = False,
-    ) -> list[PcItemResult | None]:
-        """Write ``items`` with (up to) every helper; results indexed by item id.
+    ) -> Results:
+        """Write ``items`` with (up to) every helper; ``on_result(id, status)``
+        for each answer.
 
-        Item ids must be 0..len(items)-1 in order. A slot left None was never
-        answered (its helper died or misbehaved); ``error`` has been told why.
+        Item ids must be 0..len(items)-1 in order. An item left
+        ``PC_ITEM_PENDING`` was never answered (its helper died or
+        misbehaved); ``error`` has been told why.
         ``dynamic``: work sharing in shrinking chunks (:class:`Chunker`, only
         for helpers that read another batch after a flush: ours); otherwise
         git's static split, one batch per helper.
         """
         nr = len(items)
-        results: list[PcItemResult | None] = [None] * nr
+        results = Results(nr)
         used = self.helpers[: max(1, min(nr, len(self.helpers)))]
         sel = selectors.DefaultSelector()
         aborted = True
@@ -491,22 +527,22 @@ def _parse_and_save_result(h: _Helper, pkt, stat_layout, results, on_result, ref
         h.error = f"checkout helper {h.index} sent an unexpected special packet"
         return
     try:
-        res = decode_result(pkt, stat_layout)
+        id_, status, fields = parse_result(pkt, stat_layout)
     except WireError as e:
         h.error = f"checkout helper {h.index}: {e}"
         return
     if batch is None or h.next_id >= batch[1]:
         h.error = f"received result from supposedly finished checkout helper {h.index}"
         return
-    if res.id != h.next_id:
+    if id_ != h.next_id:
         h.error = (
             f"unexpected item id from checkout helper {h.index} "
-            f"(got {res.id}, exp {h.next_id})"
+            f"(got {id_}, exp {h.next_id})"
         )
         return
     h.next_id += 1
-    results[res.id] = res
-    on_result(res)
+    results.save(id_, status, fields)
+    on_result(id_, status)
 
 
 def _drop(sel, h: _Helper, err: str | None) -> None:

@@ -34,6 +34,7 @@ from git_checkout_helper.workers import Chunker, HelperPool
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MISBEHAVE = os.path.join(ROOT, "t", "helper", "misbehaving-helper")
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
+PENDING = PcItemStatus.PC_ITEM_PENDING
 
 
 def _env(home: str) -> dict[str, str]:
@@ -127,7 +128,7 @@ def _pool_run(env, src, wt, argv, n=2):
     errors: list[str] = []
     pool = HelperPool(argv, n, cwd=wt, env=penv)
     results = pool.run(items, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
-                       on_result=lambda r: answered.append(r.id), error=errors.append, dynamic=True)
+                       on_result=lambda id_, _status: answered.append(id_), error=errors.append, dynamic=True)
     return items, results, answered, errors, pool.batches
 
 
@@ -138,7 +139,7 @@ def test_pool_many_batches_every_item_once(source, tmp_path):
     items, results, answered, errors, batches = _pool_run(env, src, wt, argv)
     assert errors == []
     assert sorted(answered) == list(range(len(items)))  # each id once
-    assert all(r is not None and r.status == WRITTEN for r in results)
+    assert all(status == WRITTEN for status in results.status)
     assert batches > 4
     for it in items:
         with open(os.path.join(wt, it.name.decode()), "rb") as f:
@@ -150,12 +151,12 @@ def test_pool_helper_killed_in_its_second_batch(source, tmp_path):
     wt = str(tmp_path / "wt")
     items, results, answered, errors, batches = _pool_run(env, src, wt, _one_dies(str(tmp_path), 60))
     assert len(answered) == len(set(answered))  # nothing answered twice
-    lost = [i for i, r in enumerate(results) if r is None]
+    lost = [i for i, status in enumerate(results.status) if status == PENDING]
     assert set(lost) == set(range(len(items))) - set(answered)
     # The dead one held at most its batch in progress and the one queued
     # behind it; the survivor wrote everything else, to the end of the queue.
     assert 0 < len(lost) < len(items) // 4
-    assert results[-1] is not None
+    assert results.status[-1] != PENDING
     assert any(e.endswith("died of signal 9") for e in errors), errors
     # lost ids are at most two contiguous runs (the dead helper's batches)
     runs = sum(1 for j, i in enumerate(lost) if j == 0 or lost[j - 1] != i - 1)
@@ -169,9 +170,9 @@ def test_pool_helper_gone_at_start(source, tmp_path):
     wt = str(tmp_path / "wt")
     items, results, answered, errors, batches = _pool_run(env, src, wt, _one_dies(str(tmp_path), 0, "exit-at-start"))
     assert len(answered) == len(set(answered))
-    lost = [i for i, r in enumerate(results) if r is None]
+    lost = [i for i, status in enumerate(results.status) if status == PENDING]
     assert 0 < len(lost) < len(items) // 4
-    assert results[-1] is not None
+    assert results.status[-1] != PENDING
     assert errors and all(e.startswith("checkout helper ") for e in errors), errors
 
 

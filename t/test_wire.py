@@ -17,6 +17,7 @@ they sit in memory, so the layouts are the C compiler's. Asserted here:
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import struct
 import subprocess
@@ -24,6 +25,7 @@ import subprocess
 import pytest
 
 from git_checkout_helper.convert import ConvertCrlfAction
+from git_checkout_helper.index import stat_data
 from git_checkout_helper.wire import (
     GIT_HASH_SHA1,
     GIT_HASH_SHA256,
@@ -40,8 +42,10 @@ from git_checkout_helper.wire import (
     encode_result,
     encode_written,
     native_stat_layout,
+    parse_result,
     stat_fields,
 )
+from git_checkout_helper.workers import Results
 
 GIT = REQUEST_LAYOUTS["git"]
 RFC = REQUEST_LAYOUTS["rfc"]
@@ -181,6 +185,18 @@ def test_generic64_round_trip():
     assert decode_result(encode_result(PcItemResult(1, W, st), layout), layout).st == st
 
 
+@pytest.mark.parametrize("name", sorted(STAT_LAYOUTS))
+def test_result_fields_at_their_offsets(name):
+    """Each field at its layout's offset (generic64 has mode before nlink,
+    unlike StatData's order), as git's side reads a ``struct stat``."""
+    layout = STAT_LAYOUTS[name]
+    st = StatData(*range(101, 117))
+    data = encode_result(PcItemResult(1, W, st), layout)
+    for field, offset, code in layout.fields:
+        (got,) = struct.unpack_from("=" + code, data, RESULT_BASE.size + offset)
+        assert got == getattr(st, field), field
+
+
 @pytest.mark.parametrize(
     "data,message",
     [
@@ -194,6 +210,46 @@ def test_generic64_round_trip():
 def test_decode_result_checks(data, message):
     with pytest.raises(WireError, match=message):
         decode_result(data, native_stat_layout())
+    with pytest.raises(WireError, match=message):  # the coordinator's reading: the same checks
+        parse_result(data, native_stat_layout())
+
+
+@pytest.mark.parametrize("name", sorted(STAT_LAYOUTS))
+def test_parse_result_keeps_what_the_index_needs(name):
+    """parse_result's fields, cut and kept in a Results table, are what
+    index.stat_data makes of the decoded StatData: for every layout, with
+    values past 32 bits, negative times and every field distinct."""
+    layout = STAT_LAYOUTS[name]
+    rng = random.Random(name)
+    table = Results(40)
+    kept = []
+    for i in range(40):
+        vals = []
+        for _field, _off, code in layout.fields:
+            bits = struct.calcsize("=" + code) * 8
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if code.islower() else (0, (1 << bits) - 1)
+            vals.append(rng.choice([rng.randint(lo, hi), rng.randint(0, min(hi, 1 << 33)), lo, hi, 0]))
+        by_name = dict(zip([f for f, _o, _c in layout.fields], vals, strict=True))
+        for ns in ("atime_nsec", "mtime_nsec", "ctime_nsec"):
+            by_name[ns] = rng.randrange(10**9)
+        st = StatData(**by_name)
+        data = encode_result(PcItemResult(i, W, st), layout)
+        id_, status, fields = parse_result(data, layout)
+        assert (id_, status) == (i, W)
+        table.save(i, status, fields)
+        kept.append(stat_data(decode_result(data, layout).st))
+    assert [table.stat_data(i) for i in range(40)] == kept
+    assert parse_result(encode_result(PcItemResult(7, C), layout), layout) == (7, C, None)
+
+
+def test_results_table():
+    table = Results(3)
+    assert len(table) == 3 and list(table.status) == [0, 0, 0]  # PC_ITEM_PENDING until answered
+    st = os.stat(__file__)
+    table.save(2, W, stat_data(st))  # already cut: cutting again changes nothing
+    table.save(0, C, None)
+    assert list(table.status) == [C, 0, W]
+    assert table.stat_data(2) == stat_data(st)
 
 
 # --------------------------------------------------------------------------

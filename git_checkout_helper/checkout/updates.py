@@ -41,7 +41,7 @@ from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_c
 from ..coresettings import core_settings
 from ..entry import CheckoutState, write_pc_item
 from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
+from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat, stat_data
 from ..pktline import LARGE_PACKET_DATA_MAX
 from ..plan import Plan, invalid_paths, worktree_matches
 from ..progress import Progress
@@ -51,12 +51,9 @@ from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, na
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 
+PENDING = PcItemStatus.PC_ITEM_PENDING
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
-
-
 COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
-
-
 FAILED = PcItemStatus.PC_ITEM_FAILED
 
 
@@ -569,15 +566,17 @@ class Checkout:
         if self.pool is not None and workers <= 1:
             self.close_helpers()
         self.report.workers = workers
-        results: list = [None] * nr
         if workers <= 1:
+            from ..workers import Results
+
+            results = Results(nr)
             state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
                                   trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
                                   error=self.error, filters=self.filters, drivers=self.drivers)
             state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
             for i, item in enumerate(q.items):
                 status, st = write_pc_item(item, state)
-                results[i] = (status, st)
+                results.save(i, status, stat_data(st) if status == WRITTEN else None)
                 if status != COLLIDED and self.progress:
                     self.progress.add()
             self.report.sequential_items += nr
@@ -585,18 +584,16 @@ class Checkout:
             if self.pool is None:
                 self.start_helpers(nr)
 
-            def on_result(res) -> None:
-                if res.status != COLLIDED and self.progress:
+            def on_result(_id: int, status: int) -> None:
+                if status != COLLIDED and self.progress:
                     self.progress.add()
 
             pool, self.pool = self.pool, None
             self.report.workers = min(len(pool), nr)
             layout = GIT_FILTERS_LAYOUT if self.helper_filters else REQUEST_LAYOUTS["git"]
-            raw = pool.run(q.items, layout=layout, stat_layout=native_stat_layout(),
-                           on_result=on_result, error=self.error, dynamic=self.dynamic_distribution())
+            results = pool.run(q.items, layout=layout, stat_layout=native_stat_layout(),
+                               on_result=on_result, error=self.error, dynamic=self.dynamic_distribution())
             self.report.batches += pool.batches
-            for i, res in enumerate(raw):
-                results[i] = None if res is None else (res.status, res.st)
             self.report.parallel_items += nr
         self.handle_results(q, results)
 
@@ -659,9 +656,9 @@ class Checkout:
         collided = []
         real_dirs: set[bytes] = set()
         smudge_failed = False
-        for i, r in enumerate(results):
+        for i, status in enumerate(results.status):
             e = q.entries[i]
-            if r is None:
+            if status == PENDING:
                 self.error(f"'{e.name.decode('utf-8', 'replace')}' was not written (its checkout helper failed)")
                 self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
                 # prepare_path cleared this path, so a file there now is the
@@ -674,9 +671,8 @@ class Checkout:
                     except OSError:
                         pass
                 continue
-            status, st = r
             if status == WRITTEN:
-                e.fill_stat(st)
+                e.fill_stat_data(results.stat_data(i))
                 self.report.written += 1
             elif status == COLLIDED:
                 collided.append(i)
