@@ -71,11 +71,12 @@ from .wire import (
     parse_result,
 )
 
-__all__ = ["AHEAD", "Chunker", "HelperPool", "Results", "split_batches"]
+__all__ = ["AHEAD", "Chunker", "HelperPool", "PoolRun", "Results", "split_batches"]
 
 #: Batches in flight per helper in dynamic mode: the one it writes and one
 #: queued in its stdin, so that it never waits for the coordinator.
 AHEAD = 2
+
 
 class Results:
     """Every item's answer, by item id, kept flat: ``status`` holds one
@@ -149,26 +150,38 @@ class Chunker:
     FACTOR = 4
     MIN_CHUNK = 8
 
-    def __init__(self, names: Sequence[bytes], n: int) -> None:
+    def __init__(self, names: Sequence[bytes], n: int, expected: int | None = None) -> None:
+        """``expected``: items are still arriving (appended to ``names``) and
+        about this many will come; chunks are sized for it, and cut only
+        from items that are there, until :meth:`close`."""
         self.names = names
         self.n = max(1, n)
         self.pos = 0
+        self._expected = expected
+
+    def close(self) -> None:
+        """Every item has arrived: what ``names`` holds is all there is."""
+        self._expected = None
 
     @property
     def done(self) -> bool:
-        return self.pos >= len(self.names)
+        return self._expected is None and self.pos >= len(self.names)
 
     def next(self) -> tuple[int, int] | None:
-        nr, pos = len(self.names), self.pos
+        """The next chunk, or None: the queue is dry, or (items still
+        arriving) the chunk and the directory boundary near its end are not
+        all there yet."""
+        have, pos = len(self.names), self.pos
+        nr = have if self._expected is None else max(have, self._expected)
         rem = nr - pos
         if rem <= 0:
             return None
         size = max(min(self.MIN_CHUNK, -(-rem // self.n)), -(-rem // (self.FACTOR * self.n)))
         end = pos + size
-        if end + min(self.MIN_CHUNK, size) > nr:
-            end = nr
-        else:
-            end = self._dir_cut(pos, end, size // 4)
+        last = end + min(self.MIN_CHUNK, size) > nr
+        if self._expected is not None and (end if last else end + size // 4 + 1) > have:
+            return None
+        end = nr if last else self._dir_cut(pos, end, size // 4)
         self.pos = end
         return pos, end
 
@@ -345,56 +358,25 @@ class HelperPool:
         for helpers that read another batch after a flush: ours); otherwise
         git's static split, one batch per helper.
         """
-        nr = len(items)
-        results = Results(nr)
-        used = self.helpers[: max(1, min(nr, len(self.helpers)))]
-        sel = selectors.DefaultSelector()
-        aborted = True
-        feed = Chunker([it.name for it in items], len(used)) if dynamic and nr else None
-        self.batches = 0
+        return self.start(items, None, layout=layout, stat_layout=stat_layout, on_result=on_result,
+                          error=error, dynamic=dynamic).finish()
 
-        def send(h: _Helper, start: int, end: int) -> None:
-            h.batches.append((start, end))
-            if len(h.batches) == 1:
-                h.next_id = start
-            h.pending += b"".join([pkt_line(items[j].encode(layout)) for j in range(start, end)]) + FLUSH_PKT
-            self.batches += 1
-
-        def refill(h: _Helper, ahead: int = AHEAD) -> None:
-            """Keep ``ahead`` batches in flight; close the input when the queue is dry."""
-            if h.error is not None:  # gone: the queue is for the others
-                return
-            if feed is not None:
-                while len(h.batches) < ahead:
-                    chunk = feed.next()
-                    if chunk is None:
-                        break
-                    send(h, *chunk)
-            if feed is None or feed.done:
-                h.closing = True
-                h.done = not h.batches
-            _pump(sel, h)
-
-        try:
-            for h in self.helpers[len(used) :]:
-                h.done = True  # nothing for it: an empty input ends it
-                self._close_input(h)
-            for h in used:
-                os.set_blocking(h.proc.stdin.fileno(), False)
-                os.set_blocking(h.proc.stdout.fileno(), False)
-                sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, (h, False))
-            if feed is None:
-                for h, (start, end) in zip(used, split_batches(nr, len(used)), strict=True):
-                    send(h, start, end)
-            for ahead in range(1, AHEAD + 1):  # one batch each first, then the ones ahead
-                for h in used:
-                    refill(h, ahead)
-            _gather(sel, used, results, stat_layout, on_result, refill)
-            aborted = False
-        finally:
-            sel.close()
-            self.close(error, abort=aborted)
-        return results
+    def start(
+        self,
+        items: Sequence[PcItem],
+        expected: int | None,
+        *,
+        layout: RequestLayout,
+        stat_layout: StatLayout,
+        on_result: Callable[[int, int], None],
+        error: Callable[[str], None] = lambda m: None,
+        dynamic: bool = False,
+    ) -> PoolRun:
+        """:meth:`run`, begun: with ``expected``, ``items`` is a list the
+        caller is still appending to (about ``expected`` of them, dynamic
+        mode only), handed out as it grows (:meth:`PoolRun.pump`), and
+        :meth:`PoolRun.finish` is called once it is complete."""
+        return PoolRun(self, items, expected, layout, stat_layout, on_result, error, dynamic)
 
     @staticmethod
     def _close_input(h: _Helper) -> None:
@@ -428,6 +410,127 @@ class HelperPool:
                 error(h.error)
 
 
+class _Names:
+    """The names of a list of items that may still grow (for :class:`Chunker`)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[PcItem]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.items[i].name
+
+
+class PoolRun:
+    """One :meth:`HelperPool.run` in progress; see :meth:`HelperPool.start`.
+
+    Streaming lets the helpers write while the coordinator still prepares
+    the rest (its unlinks, directories, attributes, items): git's main
+    process does all of that before any worker starts. The helpers answer
+    as before; only when chunks are cut changes, never their order or
+    contents (:class:`Chunker` waits for the items a chunk needs)."""
+
+    def __init__(self, pool: HelperPool, items, expected, layout, stat_layout, on_result, error, dynamic):
+        if expected is not None and not dynamic:
+            raise ValueError("items can only stream to helpers in dynamic mode")
+        self.pool = pool
+        self.items = items
+        self.stat_layout = stat_layout
+        self.on_result = on_result
+        self.error = error
+        nr = len(items) if expected is None else expected
+        self.results = Results(max(nr, len(items)))
+        self.used = pool.helpers[: max(1, min(nr, len(pool.helpers)))]
+        self.sel = selectors.DefaultSelector()
+        self.feed = Chunker(_Names(items), len(self.used), expected) if dynamic and (nr or expected) else None
+        self._layout = layout
+        self._open = True
+        pool.batches = 0
+        try:
+            for h in pool.helpers[len(self.used) :]:
+                h.done = True  # nothing for it: an empty input ends it
+                pool._close_input(h)
+            for h in self.used:
+                os.set_blocking(h.proc.stdin.fileno(), False)
+                os.set_blocking(h.proc.stdout.fileno(), False)
+                self.sel.register(h.proc.stdout.fileno(), selectors.EVENT_READ, (h, False))
+            if self.feed is None:
+                for h, (start, end) in zip(self.used, split_batches(nr, len(self.used)), strict=True):
+                    self._send(h, start, end)
+            self._refill_all()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _send(self, h: _Helper, start: int, end: int) -> None:
+        h.batches.append((start, end))
+        if len(h.batches) == 1:
+            h.next_id = start
+        items, layout = self.items, self._layout
+        h.pending += b"".join([pkt_line(items[j].encode(layout)) for j in range(start, end)]) + FLUSH_PKT
+        self.pool.batches += 1
+
+    def _refill(self, h: _Helper, ahead: int = AHEAD) -> None:
+        """Keep ``ahead`` batches in flight; close the input when the queue is dry."""
+        if h.error is not None:  # gone: the queue is for the others
+            return
+        feed = self.feed
+        if feed is not None:
+            while len(h.batches) < ahead:
+                chunk = feed.next()
+                if chunk is None:
+                    break
+                self._send(h, *chunk)
+        if feed is None or feed.done:
+            h.closing = True
+            h.done = not h.batches
+        _pump(self.sel, h)
+
+    def _refill_all(self) -> None:
+        for ahead in range(1, AHEAD + 1):  # one batch each first, then the ones ahead
+            for h in self.used:
+                self._refill(h, ahead)
+
+    def pump(self) -> None:
+        """Hand out what has arrived and take the answers that are in,
+        without waiting for any."""
+        try:
+            self._refill_all()
+            _gather(self.sel, self.used, self.results, self.stat_layout, self.on_result, self._refill,
+                    block=False)
+        except BaseException:
+            self.abort()
+            raise
+
+    def finish(self) -> Results:
+        """Every item is there: hand out the rest, wait for all answers, reap
+        the helpers (a misbehaving one's error goes to ``error``)."""
+        aborted = True
+        try:
+            if self.feed is not None:
+                self.feed.close()
+            self._refill_all()
+            _gather(self.sel, self.used, self.results, self.stat_layout, self.on_result, self._refill)
+            aborted = False
+        finally:
+            self._close(aborted)
+        return self.results
+
+    def abort(self) -> None:
+        """Stop: helpers terminated and reaped (idempotent)."""
+        self._close(True)
+
+    def _close(self, aborted: bool) -> None:
+        if self._open:
+            self._open = False
+            self.sel.close()
+            self.pool.close(self.error, abort=aborted)
+
+
 def _pump(sel, h: _Helper) -> None:
     """Move pending request bytes into the helper's stdin without blocking
     (a blocking write to a helper blocked writing its results would be a
@@ -456,16 +559,18 @@ def _pump(sel, h: _Helper) -> None:
         HelperPool._close_input(h)
 
 
-def _gather(sel, helpers, results, stat_layout, on_result, refill) -> None:
+def _gather(sel, helpers, results, stat_layout, on_result, refill, block: bool = True) -> None:
     """``gather_results_from_workers``: results checked per helper and batch,
-    in order; a flush completes the oldest batch and asks ``refill`` for more."""
-    active = len(helpers)
+    in order; a flush completes the oldest batch and asks ``refill`` for more.
+    Until every helper is done, or (``block`` false) once through what is
+    ready now."""
     for h in helpers:
-        if h.error:  # its input is gone already: nothing it says counts
+        if h.error and not h.dropped:  # its input is gone already: nothing it says counts
             _drop(sel, h, None)
-            active -= 1
+    active = sum(1 for h in helpers if not h.dropped)
     while active:
-        for key, _ in sel.select():
+        events = sel.select(None if block else 0)
+        for key, _ in events:
             h, writing = key.data
             if h.dropped:  # (an event of the same select() for its other pipe)
                 continue
@@ -501,6 +606,8 @@ def _gather(sel, helpers, results, stat_layout, on_result, refill) -> None:
                     )
                 _drop(sel, h, None)
                 active -= 1
+        if not block:
+            return
 
 
 def _parse_and_save_result(h: _Helper, pkt, stat_layout, results, on_result, refill) -> None:

@@ -119,6 +119,41 @@ def assert_same(ours, theirs) -> None:
     ).stdout.decode()
 
 
+@pytest.mark.parametrize("setup,streams", [
+    ([], True),
+    ([["config", "core.ignorecase", "true"]], False),
+    ([["config", "core.precomposeunicode", "true"]], False),
+    ([["config", "filter.x.smudge", "cat"], ["config", "filter.x.clean", "cat"]], False),
+    ([["config", "checkout.distribution", "static"]], False),
+])
+def test_api_streams_only_where_it_cannot_matter(src, tmp_path, setup, streams):
+    """Items go to the helpers while the rest are prepared unless git could
+    see a difference: a case-folding work tree, files a filter driver may
+    take, git's static split. Either way the result is git's, symlink and
+    executables included, with the symlink (written here) made first."""
+    ours, theirs = twins(src, tmp_path, "s")
+    for args in setup:
+        git(ours, *args)
+        git(theirs, *args)
+    env = dict(os.environ)  # (no system config: a filter driver there would stop the streaming)
+    report = checkout(str(ours), "other", workers=2, threshold=0, environ=env)
+    git(theirs, "checkout", "-q", "other")
+    assert report.streamed is streams
+    assert report.parallel_items == 14 and report.written == 14 and report.workers == 2
+    assert_same(ours, theirs)
+    assert_clean(ours)
+    ours2, theirs2 = tmp_path / "c.ours", tmp_path / "c.git"  # a clone's checkout: symlink and all
+    for d in (ours2, theirs2):
+        git(None, "clone", "-q", "--no-checkout", str(src), str(d))
+        for args in setup:
+            git(d, *args)
+    report = checkout(str(ours2), None, workers=2, threshold=0, force=True, environ=env)
+    git(theirs2, "checkout", "-q", "-f", "HEAD")
+    assert report.streamed is streams and report.sequential_items == 1  # the symlink
+    assert_same(ours2, theirs2)
+    assert_clean(ours2)
+
+
 @pytest.mark.parametrize("workers", [1, 2, 4])
 def test_api_switch_matches_git(src, tmp_path, workers):
     ours, theirs = twins(src, tmp_path, f"w{workers}")

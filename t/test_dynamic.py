@@ -19,9 +19,11 @@ directory first, and dies after an exact number of results
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from conftest import git, isolated_git_env
@@ -76,6 +78,48 @@ def test_chunker_cuts_at_a_nearby_directory_boundary():
     # The nearest boundary wins, on either side.
     names = _names([("a", 53), ("b", 347)])
     assert Chunker(names, 2).next() == (0, 53)
+
+
+def _streamed_chunks(names: list[bytes], n: int, expected: int, rng: random.Random) -> list[tuple[int, int]]:
+    """Chunks of a Chunker fed ``names`` a random number at a time (about
+    ``expected`` announced), asked for chunks after each addition, closed
+    at the end; checks that no chunk reaches past what had arrived."""
+    arrived: list[bytes] = []
+    c = Chunker(arrived, n, expected)
+    chunks = []
+    i = 0
+    while i < len(names):
+        k = rng.randint(1, 40)
+        arrived.extend(names[i : i + k])
+        i += k
+        while (ch := c.next()) is not None:
+            assert ch[1] <= len(arrived)
+            chunks.append(ch)
+        assert not c.done
+    c.close()
+    while (ch := c.next()) is not None:
+        chunks.append(ch)
+    assert c.done
+    return chunks
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunker_streamed_cuts_as_when_complete(seed):
+    """Items arriving while chunks are cut (the coordinator streaming): the
+    same chunks as with every item there from the start, when the count
+    announced is right; every item once and in order when it was too high
+    (entries that failed to prepare)."""
+    rng = random.Random(seed)
+    names = _names([(f"d{k}", rng.randint(1, 300)) for k in range(rng.randint(1, 12))])
+    n = rng.choice([2, 3, 4])
+    complete = Chunker(names, n)
+    want = []
+    while (ch := complete.next()) is not None:
+        want.append(ch)
+    assert _streamed_chunks(names, n, len(names), rng) == want
+    got = _streamed_chunks(names, n, len(names) + rng.randint(1, 200), rng)
+    assert got[0][0] == 0 and got[-1][1] == len(names)
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(got, got[1:], strict=False))
 
 
 # --- real helpers ------------------------------------------------------------------
@@ -144,6 +188,41 @@ def test_pool_many_batches_every_item_once(source, tmp_path):
     for it in items:
         with open(os.path.join(wt, it.name.decode()), "rb") as f:
             assert f.read() == git(src, "cat-file", "blob", it.oid.hex(), env=env)
+
+
+def test_pool_streamed_items_every_item_once(source, tmp_path):
+    """Items appended while the run is on: helpers answer some of them
+    before the last one exists, and every item is written once, right."""
+    env, src = source
+    wt = str(tmp_path / "wt")
+    items = _items(env, src, wt, "other")
+    penv = dict(env, GIT_DIR=os.path.join(src, ".git"))
+    argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper"]
+    answered: list[int] = []
+    arrived: list[PcItem] = []
+    run = HelperPool(argv, 2, cwd=wt, env=penv).start(
+        arrived, len(items), layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+        on_result=lambda id_, _status: answered.append(id_), dynamic=True)
+    arrived.extend(items[:300])
+    deadline = time.monotonic() + 60
+    while not answered:  # the first chunk is out and being answered before the rest exist
+        assert time.monotonic() < deadline, "no answer to a streamed chunk"
+        run.pump()
+    arrived.extend(items[300:])
+    results = run.finish()
+    assert sorted(answered) == list(range(len(items)))
+    assert all(status == WRITTEN for status in results.status)
+    for it in items:
+        with open(os.path.join(wt, it.name.decode()), "rb") as f:
+            assert f.read() == git(src, "cat-file", "blob", it.oid.hex(), env=env)
+
+
+def test_pool_streams_only_in_dynamic_mode(source, tmp_path):
+    pool = HelperPool(["true"], 1, cwd=str(tmp_path), env=None)
+    with pytest.raises(ValueError):
+        pool.start([], 10, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+                   on_result=lambda *a: None, dynamic=False)
+    pool.close()
 
 
 def test_pool_helper_killed_in_its_second_batch(source, tmp_path):

@@ -57,3 +57,6 @@ class CheckoutReport(msgspec.Struct):
     #: I/O threads in each helper (checkout.distribution, checkout.helperThreads).
     batches: int = 0
     helper_threads: int = 1
+    #: The items went to the helpers while the rest were still prepared
+    #: (:meth:`updates.Checkout.streams`).
+    streamed: bool = False

@@ -26,54 +26,29 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-import sys
 from collections.abc import Callable
 from typing import TextIO
 
-import msgspec
-
 from ..attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
-from ..autoworkers import AutoWorkers, auto_workers
+from ..autoworkers import AutoWorkers
 from ..cleancheck import CheckinAttributes
 from ..collisions import Collisions
-from ..config import AUTO_WORKERS, eol_config, is_auto, parallel_checkout_configs, threshold_setting
+from ..config import eol_config
 from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from ..coresettings import core_settings
-from ..entry import CheckoutState, write_pc_item
 from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat, stat_data
-from ..pktline import LARGE_PACKET_DATA_MAX
+from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from ..plan import Plan, invalid_paths, worktree_matches
 from ..progress import Progress
 from ..refresh import smudge_racily_clean
 from ..repository import Repository, TreeFiles
-from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
+from ..wire import PcItem
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
-
-PENDING = PcItemStatus.PC_ITEM_PENDING
-WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
-COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
-FAILED = PcItemStatus.PC_ITEM_FAILED
+from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue
 
 
-#: More helpers than this buys nothing but file descriptors and memory.
-MAX_WORKERS = 64
-
-
-FIXED_PORTION_SIZE = REQUEST_LAYOUTS["git"].size
-
-
-class _Queue:
-    """Items for helpers, with the index entries they fill."""
-
-    def __init__(self) -> None:
-        self.items: list[PcItem] = []
-        self.entries: list[Entry] = []
-        self.attrs: list[ConvAttrs] = []
-
-
-class Checkout:
+class Checkout(ParallelCheckout):
     """One checkout in one repository."""
 
     def __init__(self, repo: Repository, opts: CheckoutOptions, err: TextIO, trace=None,
@@ -105,6 +80,7 @@ class Checkout:
         self._no_attrs: ConvAttrs | None = None
         self.progress: Progress | None = None
         self.pool = None  # helpers started ahead of the queue
+        self._stream = None  # the helpers' run while items still stream to them (write_entries)
         # Directories this checkout created: nothing can stand in the way of
         # an entry in them until the queue runs (a collision is found then).
         self._fresh_dirs: set[bytes] = set()
@@ -433,290 +409,61 @@ class Checkout:
     # --- writing ---------------------------------------------------------------
 
     def write_entries(self, entries: list[Entry]) -> None:
-        """Steps 4-6: write ``entries`` (index order), filling their stat data."""
+        """Steps 4-6: write ``entries`` (index order), filling their stat data.
+
+        When :meth:`streams` allows it, the entries written here come first
+        (as in git, which writes them while it queues the others), then the
+        regular files' items go to the helpers as they are made, so that the
+        helpers write while this process still removes, makes directories
+        and reads attributes for the rest."""
         queue = _Queue()
-        for e in entries:
-            try:
-                self.prepare_path(e.name, keep_dir=e.mode == S_IFGITLINK)
-            except OSError as ex:
-                self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
-                continue
-            ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
-            if ca is not None and self.eligible(ca, e.name):
-                filt = self.helper_filter(ca)
-                queue.items.append(PcItem(
-                    id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
-                    crlf_action=ca.crlf_action, ident=ca.ident,
-                    working_tree_encoding=ca.working_tree_encoding, algo=self.algo, filter=filt,
-                ))
-                queue.entries.append(e)
-                queue.attrs.append(ca)
-                continue
-            st = self.write_special(e, ca)
-            if st is not None:
-                e.fill_stat(st)
-                self.report.written += 1
-                self.report.sequential_items += 1
-            if self.progress:
-                self.progress.add()
+        stream = None
+        if self.streams():
+            regular = []
+            for e in entries:
+                if e.mode & 0o170000 == 0o100000:
+                    regular.append(e)
+                else:
+                    self._queue_or_write(e, queue)
+            stream = self._start_stream(queue, len(regular))
+            for k, e in enumerate(regular, 1):
+                self._queue_or_write(e, queue)
+                if not k % STREAM_STEP:
+                    stream.pump()
+        else:
+            for e in entries:
+                self._queue_or_write(e, queue)
         if self.submodules is not None:
             self.submodules.start()  # their directories exist now
-        if queue.items:
-            self.run_queue(queue)
+        if queue.items or stream is not None:
+            self.run_queue(queue, stream)
 
-    def helper_filter(self, ca: ConvAttrs) -> bytes | None:
-        """The driver a helper runs itself for these attributes (one marked
-        ``filter.<name>.parallel``, helpers of ours started with ``--filters``)."""
-        return ca.drv.name if self.helper_filters and ca.filter_parallel else None
-
-    def eligible(self, ca: ConvAttrs, name: bytes) -> bool:
-        """``is_eligible_for_parallel_checkout`` for a regular file: no filter
-        (but one :meth:`helper_filter` names), and an item that fits one packet."""
-        filt = self.helper_filter(ca)
-        if not (ca.parallel_eligible or filt is not None):
-            return False
-        return (FIXED_PORTION_SIZE + len(name) + len(ca.working_tree_encoding or b"") + len(filt or b"")
-                <= LARGE_PACKET_DATA_MAX)
-
-    def choose_workers(self, nr: int) -> tuple[int, int]:
-        """``get_parallel_checkout_configs`` with ``-j`` on top; then git's rule
-        ``min(workers, items) <= 1 or items < threshold`` means sequential."""
-        workers, threshold = parallel_checkout_configs(
-            self.repo.config, self.opts.test_workers, self.opts.online_cpus
-        )
-        w = self.opts.workers
-        if isinstance(w, str):
-            if not is_auto(w):
-                raise CheckoutError(f"error: bad number of workers: '{w}' (a number or auto)", 129)
-            workers = AUTO_WORKERS
-        elif w is not None:
-            workers = w if w >= 1 else self.opts.online_cpus
-        if self.opts.threshold is not None:
-            threshold = self.opts.threshold
-        if workers == AUTO_WORKERS:
-            return self.choose_auto(nr), threshold
-        if workers > MAX_WORKERS:
-            if not self._warned_clamp:
-                self.warning(f"checkout.workers={workers} is more than {MAX_WORKERS}; using {MAX_WORKERS}")
-                self._warned_clamp = True
-            workers = MAX_WORKERS
-        workers = min(workers, nr)
-        if workers <= 1 or nr < threshold:
-            workers = 1
-        return workers, threshold
-
-    def choose_auto(self, nr: int) -> int:
-        """``checkout.workers=auto`` (:mod:`autoworkers`): processes for ``nr``
-        items, from the filesystem of the directory written into, the
-        usable CPUs and ``nr``; an explicit threshold (``--threshold``,
-        ``checkout.thresholdForParallelism``, ``GIT_TEST_CHECKOUT_WORKERS``'s
-        0) still applies. The threads go to the helpers through
-        ``helper_threads`` unless the user set those. Each decision is kept
-        in the report and traced (trace2 ``data``, ``checkout/auto_workers``)."""
-        if self._auto is not None and self._auto.items == nr:
-            return self._auto.processes
-        from ..fsinfo import probe, system_cpus, usable_cpus
-
-        explicit = self.opts.threshold
-        if explicit is None:
-            explicit = 0 if self.opts.test_workers else threshold_setting(self.repo.config)
-        where = os.fsdecode(self.out_top)
-        while not os.path.isdir(where) and os.path.dirname(where) != where:
-            where = os.path.dirname(where)  # checkout-index --prefix: made later
-        fs = self._fsinfo = self._fsinfo or probe(where)
-        # All usable CPUs, busy ones too (see autoworkers: no load is subtracted).
-        online, affinity, _load, quota = system_cpus(self.opts.online_cpus)
-        d = auto_workers(fs.kind, fs.rotational, usable_cpus(online, affinity, None, quota), nr, None, explicit)
-        d.filesystem = fs
-        self._auto = self.report.auto_workers = d
-        if d.threads > 1 and self.opts.helper_threads is None:
-            try:
-                self.repo.config.get((b"checkout",), b"helperthreads")
-            except KeyError:  # not set by the user: ours to choose
-                self.opts = msgspec.structs.replace(self.opts, helper_threads=d.threads)
-        if self.trace is not None and self.trace.enabled:
-            self.trace.data("checkout", "auto_workers", msgspec.json.encode(d).decode())
-        return d.processes
-
-    def start_helpers(self, expected_items: int) -> None:
-        """Start the helpers early (see :class:`workers.HelperPool`) when the
-        expected number of items already calls for them."""
-        workers, _ = self.choose_workers(expected_items)
-        if workers > 1:
-            from ..workers import HelperPool
-
-            self.dynamic_distribution()  # a bad setting is fatal before the tree is touched
-            argv, env, shown = self.helper_command()
-            fork_entry = None
-            if not self.opts.helper_cmd and self.opts.fork_helpers:
-                from ..helper import main as fork_entry  # the helper program's own entry point
-
-                argv = argv[4:]  # only its arguments: [--prefix=...]
-            self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
-                                   trace_argv=shown, fork_entry=fork_entry)
-
-    def close_helpers(self) -> None:
-        if self.pool is not None:
-            pool, self.pool = self.pool, None
-            pool.close()
-
-    def run_queue(self, q: _Queue) -> None:
-        nr = len(q.items)
-        workers, _ = self.choose_workers(nr)
-        if self.pool is not None and workers <= 1:
-            self.close_helpers()
-        self.report.workers = workers
-        if workers <= 1:
-            from ..workers import Results
-
-            results = Results(nr)
-            state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
-                                  trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
-                                  error=self.error, filters=self.filters, drivers=self.drivers)
-            state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
-            for i, item in enumerate(q.items):
-                status, st = write_pc_item(item, state)
-                results.save(i, status, stat_data(st) if status == WRITTEN else None)
-                if status != COLLIDED and self.progress:
-                    self.progress.add()
-            self.report.sequential_items += nr
-        else:
-            if self.pool is None:
-                self.start_helpers(nr)
-
-            def on_result(_id: int, status: int) -> None:
-                if status != COLLIDED and self.progress:
-                    self.progress.add()
-
-            pool, self.pool = self.pool, None
-            self.report.workers = min(len(pool), nr)
-            layout = GIT_FILTERS_LAYOUT if self.helper_filters else REQUEST_LAYOUTS["git"]
-            results = pool.run(q.items, layout=layout, stat_layout=native_stat_layout(),
-                               on_result=on_result, error=self.error, dynamic=self.dynamic_distribution())
-            self.report.batches += pool.batches
-            self.report.parallel_items += nr
-        self.handle_results(q, results)
-
-    def helper_command(self) -> tuple[list[str], dict[str, str], list[str]]:
-        """The helper's argv, environment, and the argv trace2 shows for it."""
-        env = dict(self.repo.environ)
-        env["GIT_DIR"] = self.repo.dirs.gitdir
-        env.pop("GIT_WORK_TREE", None)
-        env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
-        if self.trace is not None:
-            env["GIT_TRACE2_PARENT_SID"] = self.trace.sid
-        if self.opts.helper_cmd:
-            argv = list(self.opts.helper_cmd)
-            shown = argv
-        else:
-            argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper"]
-            shown = ["git", "checkout--helper"]
-        if self.out_top != self.top:
-            prefix = "--prefix=" + os.fsdecode(self.out_top)
-            argv, shown = [*argv, prefix], [*shown, prefix]
-        if self.helper_filters:  # our helper only (see __init__)
-            extra = ["--filters"]
-            for key, value in (("ref", self.filters.ref), ("treeish", self.filters.treeish)):
-                if value:
-                    extra.append(f"--filter-{key}={os.fsdecode(value)}")
-            argv, shown = [*argv, *extra], [*shown, *extra]
-        threads = self.helper_threads()
-        if threads > 1:  # our helper only: git's worker has no threads
-            argv, shown = [*argv, f"--threads={threads}"], [*shown, f"--threads={threads}"]
-            self.report.helper_threads = threads
-        return argv, env, shown
-
-    def helper_threads(self) -> int:
-        """I/O threads per helper: ``CheckoutOptions.helper_threads``, else
-        ``checkout.helperThreads``, else 1; always 1 for ``--helper-cmd``
-        helpers (git's worker knows no ``--threads``)."""
-        if self.opts.helper_cmd:
-            return 1
-        n = self.opts.helper_threads
-        if n is None:
-            from ..config import helper_threads_setting
-
-            n = helper_threads_setting(self.repo.config)
-        return max(1, n or 1)
-
-    def dynamic_distribution(self) -> bool:
-        """``checkout.distribution``: dynamic for our own helpers unless set
-        to ``static``; ``--helper-cmd`` helpers get git's static split (any
-        of them may be git's ``checkout--worker``, which reads one batch)."""
-        if self.opts.helper_cmd:
-            return False
-        if self._dynamic is None:
-            from ..config import distribution_setting
-
-            self._dynamic = distribution_setting(self.repo.config) == "dynamic"
-        return self._dynamic
-
-    def handle_results(self, q: _Queue, results: list) -> None:
-        """``handle_results``: stat into the index; collisions rewritten in order."""
-        collided = []
-        real_dirs: set[bytes] = set()
-        smudge_failed = False
-        for i, status in enumerate(results.status):
-            e = q.entries[i]
-            if status == PENDING:
-                self.error(f"'{e.name.decode('utf-8', 'replace')}' was not written (its checkout helper failed)")
-                self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
-                # prepare_path cleared this path, so a file there now is the
-                # dead helper's, maybe half written: remove it, or a re-run
-                # would take it for a local change.
-                st = _lstat_or_none(self.out_top + e.name) if self._dirs_only(e.name, real_dirs) else None
-                if st is not None and stat_mod.S_ISREG(st.st_mode):
-                    try:
-                        os.unlink(self.out_top + e.name)
-                    except OSError:
-                        pass
-                continue
-            if status == WRITTEN:
-                e.fill_stat_data(results.stat_data(i))
-                self.report.written += 1
-            elif status == COLLIDED:
-                collided.append(i)
-            else:
-                self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
-                if q.items[i].filter is not None and q.attrs[i].drv.required:
-                    # The helper said "<path>: smudge filter <driver> failed";
-                    # git dies there (convert.c), hence its exit code.
-                    smudge_failed = True
-                    self.errors.append(f"{e.name.decode('utf-8', 'replace')}: smudge filter failed")
-                elif not any(e.name.decode("utf-8", "replace") in m for m in self.errors):
-                    self.error(f"unable to write file '{e.name.decode('utf-8', 'replace')}'")
-        # The helpers changed the tree since the directories were checked:
-        # every leading component of a collided item is looked at again.
-        self._made_dirs.clear()
-        self._fresh_dirs.clear()
-        for i in collided:
-            e = q.entries[i]
-            self.report.collided.append(e.name.decode("utf-8", "surrogateescape"))
-            there = _lstat_or_none(self.out_top + e.name)
-            if there is not None:
-                self.collisions.mark(e, there, q.entries)
-            try:
-                self.prepare_path(e.name)
-            except OSError as ex:
-                self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
-                continue
-            self._made_dirs.clear()
-            st = self.write_special(e, q.attrs[i])
-            if st is not None:
-                e.fill_stat(st)
-                self.report.written += 1
-            if self.progress:
-                self.progress.add()
-        if smudge_failed:
-            raise CheckoutError("", 128)
-
-
-def _lstat_or_none(path: bytes) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
+    def _queue_or_write(self, e: Entry, queue: _Queue) -> None:
+        """``checkout_entry``: the path made ready, then the entry queued for
+        the helpers, or written here."""
+        try:
+            self.prepare_path(e.name, keep_dir=e.mode == S_IFGITLINK)
+        except OSError as ex:
+            self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
+            return
+        ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
+        if ca is not None and self.eligible(ca, e.name):
+            filt = self.helper_filter(ca)
+            queue.items.append(PcItem(
+                id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
+                crlf_action=ca.crlf_action, ident=ca.ident,
+                working_tree_encoding=ca.working_tree_encoding, algo=self.algo, filter=filt,
+            ))
+            queue.entries.append(e)
+            queue.attrs.append(ca)
+            return
+        st = self.write_special(e, ca)
+        if st is not None:
+            e.fill_stat(st)
+            self.report.written += 1
+            self.report.sequential_items += 1
+        if self.progress:
+            self.progress.add()
 
 def _read_file(path: str) -> bytes | None:
     try:
