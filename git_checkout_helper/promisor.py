@@ -183,8 +183,9 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     one batch (the next remote gets what the previous one did not give).
     With ``has`` given, ``store`` may be a function that opens it, called
     only when something is missing: a partial clone that lacks nothing
-    never opens dulwich's object store. Returns how many objects were fetched. Raises :class:`PromisorError`
-    (one line, nothing touched) when something stays missing.
+    never opens dulwich's object store. Returns how many objects were
+    fetched. Raises :class:`PromisorError` (one line, nothing touched) when
+    something stays missing.
     """
     paths: dict[bytes, bytes] = {}
     for path, oid in wanted:

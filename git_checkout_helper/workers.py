@@ -99,6 +99,12 @@ class Results:
     def __len__(self) -> int:
         return len(self.status)
 
+    def ensure(self, nr: int) -> None:
+        """Room for ``nr`` items (a stream that brought more than it announced)."""
+        if nr > len(self.status):
+            self._stats.extend(bytes((nr - len(self.status)) * self._RECORD.size))
+            self.status.extend(bytes(nr - len(self.status)))
+
     def save(self, id_: int, status: int, fields: tuple[int, ...] | None) -> None:
         """``fields``: a WRITTEN item's stat fields in :func:`index.cut_stat_data`'s
         order (a helper's, uncut, or :func:`index.stat_data`'s: cutting is idempotent)."""
@@ -443,7 +449,7 @@ class PoolRun:
         self.on_result = on_result
         self.error = error
         nr = len(items) if expected is None else expected
-        self.results = Results(max(nr, len(items)))
+        self.results = Results(len(items))
         self.used = pool.helpers[: max(1, min(nr, len(pool.helpers)))]
         self.sel = selectors.DefaultSelector()
         self.feed = Chunker(_Names(items), len(self.used), expected) if dynamic and (nr or expected) else None
@@ -467,6 +473,7 @@ class PoolRun:
             raise
 
     def _send(self, h: _Helper, start: int, end: int) -> None:
+        self.results.ensure(end)
         h.batches.append((start, end))
         if len(h.batches) == 1:
             h.next_id = start
@@ -513,6 +520,7 @@ class PoolRun:
         try:
             if self.feed is not None:
                 self.feed.close()
+            self.results.ensure(len(self.items))  # (a slot for each, answered or not)
             self._refill_all()
             _gather(self.sel, self.used, self.results, self.stat_layout, self.on_result, self._refill)
             aborted = False

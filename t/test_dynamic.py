@@ -217,6 +217,26 @@ def test_pool_streamed_items_every_item_once(source, tmp_path):
             assert f.read() == git(src, "cat-file", "blob", it.oid.hex(), env=env)
 
 
+def test_pool_streamed_more_than_announced(source, tmp_path):
+    """A stream that brings more items than it announced (and all helpers'
+    answers to fit): every item written once."""
+    env, src = source
+    wt = str(tmp_path / "wt")
+    items = _items(env, src, wt, "other")
+    penv = dict(env, GIT_DIR=os.path.join(src, ".git"))
+    argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper"]
+    arrived: list[PcItem] = []
+    run = HelperPool(argv, 2, cwd=wt, env=penv).start(
+        arrived, 10, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+        on_result=lambda *a: None, dynamic=True)
+    for k in range(0, len(items), 50):
+        arrived.extend(items[k : k + 50])
+        run.pump()
+    results = run.finish()
+    assert len(results) == len(items)
+    assert all(status == WRITTEN for status in results.status)
+
+
 def test_pool_streams_only_in_dynamic_mode(source, tmp_path):
     pool = HelperPool(["true"], 1, cwd=str(tmp_path), env=None)
     with pytest.raises(ValueError):

@@ -425,7 +425,8 @@ class Checkout(ParallelCheckout):
                     regular.append(e)
                 else:
                     self._queue_or_write(e, queue)
-            stream = self._start_stream(queue, len(regular))
+            if regular:
+                stream = self._start_stream(queue, len(regular))
             for k, e in enumerate(regular, 1):
                 self._queue_or_write(e, queue)
                 if not k % STREAM_STEP:
