@@ -190,9 +190,9 @@ def test_pool_many_batches_every_item_once(source, tmp_path):
             assert f.read() == git(src, "cat-file", "blob", it.oid.hex(), env=env)
 
 
-def test_pool_streamed_items_every_item_once(source, tmp_path):
-    """Items appended while the run is on: helpers answer some of them
-    before the last one exists, and every item is written once, right."""
+def _stream(source, tmp_path, expected: int | None):
+    """Two of our helpers streamed the items of ``other`` (none yet arrived;
+    ``expected`` None: announce them all): (items, arrived, answered ids, run)."""
     env, src = source
     wt = str(tmp_path / "wt")
     items = _items(env, src, wt, "other")
@@ -201,8 +201,17 @@ def test_pool_streamed_items_every_item_once(source, tmp_path):
     answered: list[int] = []
     arrived: list[PcItem] = []
     run = HelperPool(argv, 2, cwd=wt, env=penv).start(
-        arrived, len(items), layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
-        on_result=lambda id_, _status: answered.append(id_), dynamic=True)
+        arrived, len(items) if expected is None else expected, layout=REQUEST_LAYOUTS["git"],
+        stat_layout=native_stat_layout(), on_result=lambda id_, _status: answered.append(id_), dynamic=True)
+    return items, arrived, answered, run
+
+
+def test_pool_streamed_items_every_item_once(source, tmp_path):
+    """Items appended while the run is on: helpers answer some of them
+    before the last one exists, and every item is written once, right."""
+    env, src = source
+    wt = str(tmp_path / "wt")
+    items, arrived, answered, run = _stream(source, tmp_path, None)
     arrived.extend(items[:300])
     deadline = time.monotonic() + 60
     while not answered:  # the first chunk is out and being answered before the rest exist
@@ -220,20 +229,12 @@ def test_pool_streamed_items_every_item_once(source, tmp_path):
 def test_pool_streamed_more_than_announced(source, tmp_path):
     """A stream that brings more items than it announced (and all helpers'
     answers to fit): every item written once."""
-    env, src = source
-    wt = str(tmp_path / "wt")
-    items = _items(env, src, wt, "other")
-    penv = dict(env, GIT_DIR=os.path.join(src, ".git"))
-    argv = [sys.executable, "-m", "git_checkout_helper", "checkout--helper"]
-    arrived: list[PcItem] = []
-    run = HelperPool(argv, 2, cwd=wt, env=penv).start(
-        arrived, 10, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
-        on_result=lambda *a: None, dynamic=True)
+    items, arrived, answered, run = _stream(source, tmp_path, 10)
     for k in range(0, len(items), 50):
         arrived.extend(items[k : k + 50])
         run.pump()
     results = run.finish()
-    assert len(results) == len(items)
+    assert len(results) == len(items) and sorted(answered) == list(range(len(items)))
     assert all(status == WRITTEN for status in results.status)
 
 
