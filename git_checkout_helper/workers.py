@@ -344,18 +344,10 @@ class HelperPool:
     def __len__(self) -> int:
         return len(self.helpers)
 
-    def run(
-        self,
-        items: Sequence[PcItem],
-        *,
-        layout: RequestLayout,
-        stat_layout: StatLayout,
-        on_result: Callable[[int, int], None],
-        error: Callable[[str], None] = lambda m: None,
-        dynamic: bool = False,
-    ) -> Results:
-        """Write ``items`` with (up to) every helper; ``on_result(id, status)``
-        for each answer.
+    def run(self, items: Sequence[PcItem], **options) -> Results:
+        """Write ``items`` with (up to) every helper; ``options`` as for
+        :meth:`start` (``layout``, ``stat_layout``, ``on_result(id, status)``
+        for each answer, ``error``, ``dynamic``).
 
         Item ids must be 0..len(items)-1 in order. An item left
         ``PC_ITEM_PENDING`` was never answered (its helper died or
@@ -364,8 +356,7 @@ class HelperPool:
         for helpers that read another batch after a flush: ours); otherwise
         git's static split, one batch per helper.
         """
-        return self.start(items, None, layout=layout, stat_layout=stat_layout, on_result=on_result,
-                          error=error, dynamic=dynamic).finish()
+        return self.start(items, None, **options).finish()
 
     def start(
         self,

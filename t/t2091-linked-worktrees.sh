@@ -40,7 +40,7 @@ test_expect_success 'setup' '
 	setup_git_helper_exec_path
 '
 
-test_expect_success 'switch in a linked worktree (helper and coordinator find the common dir)' '
+test_expect_success 'switch in a linked worktree (helper and coordinator find the common dir; items streamed to the helpers)' '
 	twins src lw &&
 	for who in ours git
 	do
@@ -48,7 +48,8 @@ test_expect_success 'switch in a linked worktree (helper and coordinator find th
 		snapshot lw.$who lw.$who.before || return 1
 	done &&
 	git -C lw.ours-linked -c checkout.workers=2 -c checkout.thresholdForParallelism=1 \
-		parallel-checkout -q other &&
+		parallel-checkout -q -v other >report &&
+	grep -q "\"streamed\":true" report &&
 	git -C lw.git-linked checkout -q other &&
 	same_result lw.ours-linked lw.git-linked &&
 	git -C lw.ours config branch.other.merge >merge.ours &&

@@ -20,7 +20,7 @@ test_expect_success 'setup: source repository' '
 
 for MODE in split v4 sparse
 do
-	test_expect_success "$MODE: switch with 2 helpers as git" '
+	test_expect_success "$MODE: switch with 2 helpers (items streamed) as git" '
 		rm -rf $MODE.ours $MODE.git &&
 		twins src $MODE &&
 		past=$(($(date +%s) - 10)) &&
@@ -44,7 +44,8 @@ do
 			esac || return 1
 		done &&
 		git -C $MODE.git checkout -q other &&
-		(cd $MODE.ours && GIT_TEST_CHECKOUT_WORKERS=2 git parallel-checkout -q other) &&
+		(cd $MODE.ours && GIT_TEST_CHECKOUT_WORKERS=2 git parallel-checkout -q -v other) >report &&
+		grep -q "\"streamed\":true" report &&
 		test_cmp_worktrees $MODE.ours $MODE.git &&
 		git -C $MODE.ours ls-files -s -t >ours.ls &&
 		git -C $MODE.git ls-files -s -t >git.ls &&
