@@ -20,6 +20,8 @@ def main() -> int:
         names = "|".join(commands)
         sys.stderr.write(f"usage: python -m git_checkout_helper {{{names}}} [<args>]\n")
         return 129
+    if sys.argv[1] != "checkout--helper":
+        cli.without_collector()
     return commands[sys.argv[1]](sys.argv[2:])
 
 

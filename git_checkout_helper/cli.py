@@ -8,6 +8,7 @@ Everything below this layer takes its settings as parameters.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from typing import NoReturn
@@ -15,7 +16,7 @@ from typing import NoReturn
 from .help import open_manual, version_line
 from .inflate import use_setting as _choose_inflater
 
-__all__ = ["checkout_command", "clone_command", "exit_now", "helper_command", "helper_main"]
+__all__ = ["checkout_command", "clone_command", "exit_now", "helper_command", "helper_main", "without_collector"]
 
 
 def exit_now(code: int) -> NoReturn:
@@ -52,13 +53,30 @@ def helper_command() -> NoReturn:
     exit_now(helper_main())
 
 
+def without_collector() -> None:
+    """A coordinator's process runs without the cyclic garbage collector.
+
+    Its heap only grows while it works (the tree, the index entries, the
+    queue: tens of thousands of objects, the last freed by the process's
+    exit, see :func:`exit_now`), so every collection scans live objects and
+    frees nothing: 68 collections and 11.5 ms in a clone of git.git, 629 and
+    59 ms at 100,000 files. What it makes in cycles (an exception's frames,
+    a few objects per checkout) lives as long as the process anyway. The
+    forked helpers inherit the setting; their heap does not grow (an item's
+    objects are freed by reference counting as it is written). Not done in
+    the Python API, whose caller's process may live on."""
+    gc.disable()
+
+
 def checkout_command() -> NoReturn:
     """The ``git-parallel-checkout`` program."""
+    without_collector()
     exit_now(checkout_main())
 
 
 def clone_command() -> NoReturn:
     """The ``git-parallel-clone`` program."""
+    without_collector()
     exit_now(clone_main())
 
 

@@ -109,3 +109,28 @@ def test_a_profiled_command_still_writes_its_profile(tmp_path):
                         "parallel-checkout", "--no-such-option"], capture_output=True, cwd=tmp_path)
     assert b"unknown option" in p.stderr  # (cProfile itself swallows the status)
     assert out.exists() and out.stat().st_size > 0
+
+
+def test_the_coordinators_run_without_the_collector(tmp_path):
+    """The coordinator's programs (and ``python -m``) disable the cyclic
+    garbage collector before their work (``cli.without_collector``); the
+    helper program keeps it; the Python API does not touch it."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'collector enabled: {gc.isenabled()}\\n'))\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    bindir = os.path.dirname(sys.executable)
+    for argv, enabled in (
+            ([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "--no-such-option"], False),
+            ([sys.executable, "-m", "git_checkout_helper", "parallel-clone", "--no-such-option"], False),
+            ([sys.executable, "-m", "git_checkout_helper", "checkout--helper", "--no-such-option"], True),
+            ([os.path.join(bindir, "git-parallel-checkout"), "--no-such-option"], False),
+            ([os.path.join(bindir, "git-parallel-clone"), "--no-such-option"], False),
+            ([os.path.join(bindir, "git-checkout--helper"), "--no-such-option"], True)):
+        p = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=env)
+        assert p.returncode == 129, p.stderr
+        assert f"collector enabled: {enabled}".encode() in p.stderr, argv
+    assert cli.checkout_main(["--no-such-option"]) == 129
+    import gc
+
+    assert gc.isenabled()
