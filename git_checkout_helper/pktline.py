@@ -25,7 +25,9 @@ __all__ = [
     "LARGE_PACKET_MAX",
     "RESPONSE_END",
     "PktLineError",
+    "PktParser",
     "PktReader",
+    "next_packet",
     "pkt_line",
 ]
 
@@ -75,6 +77,19 @@ def packet_length(head: bytes) -> int:
     if size > LARGE_PACKET_MAX:
         raise PktLineError(f"protocol error: bad line length {size}")
     return size
+
+
+def next_packet(buf: bytes, pos: int) -> tuple[bytes | int, int] | None:
+    """The packet at ``pos`` in ``buf`` and the position after it (payload
+    ``bytes`` or a special packet's int), or None when it is not all there."""
+    if len(buf) - pos < 4:
+        return None
+    size = packet_length(buf[pos : pos + 4])
+    if size < 4:
+        return size, pos + 4
+    if len(buf) - pos < size:
+        return None
+    return buf[pos + 4 : pos + size], pos + size
 
 
 class PktReader:
@@ -157,22 +172,25 @@ class PktParser:
         self._buf = b""
 
     def feed(self, data: bytes) -> list[bytes | int]:
-        buf = self._buf + data if self._buf else data
+        buf = self.take(data)
         out: list[bytes | int] = []
         pos = 0
-        n = len(buf)
-        while n - pos >= 4:
-            size = packet_length(buf[pos : pos + 4])
-            if size < 4:
-                out.append(size)
-                pos += 4
-                continue
-            if n - pos < size:
-                break
-            out.append(buf[pos + 4 : pos + size])
-            pos += size
-        self._buf = buf[pos:]
+        while (got := next_packet(buf, pos)) is not None:
+            pkt, pos = got
+            out.append(pkt)
+        self.keep(buf, pos)
         return out
+
+    def take(self, data: bytes) -> bytes:
+        """What was left incomplete, followed by ``data``: the bytes to parse
+        now (with :func:`next_packet`); :meth:`keep` gives back the rest."""
+        buf = self._buf + data if self._buf else data
+        self._buf = b""
+        return buf
+
+    def keep(self, buf: bytes, pos: int) -> None:
+        """``buf`` from ``pos`` on waits for the next input."""
+        self._buf = buf[pos:]
 
     @property
     def pending(self) -> int:

@@ -32,6 +32,7 @@ import platform
 import struct
 import sys
 from enum import IntEnum
+from itertools import repeat
 
 import msgspec
 
@@ -207,6 +208,18 @@ class StatLayout(Layout):
             RESULT_BASE.format + _build(name, fields, size, frozenset(INDEX_STAT_FIELDS)).format[1:])
         kept = [f for f, _o, _c in fields if f in INDEX_STAT_FIELDS]
         self._index_order = operator.itemgetter(*(2 + kept.index(f) for f in INDEX_STAT_FIELDS))
+        # Runs of WRITTEN results as they come from a helper's pipe, each a
+        # pkt-line (:meth:`written_run`): the header, id and status of each,
+        # and the index's fields of each read as the low 32 bits of the field
+        # (``fill_stat_data``'s cut, so nothing is cut afterwards).
+        self.packet_size = 4 + self.result.size
+        self._packet_head = b"%04x" % self.packet_size
+        self._run_heads = struct.Struct("=4s" + RESULT_BASE.format[1:] + f"{size}x")
+        low = 0 if sys.byteorder == "little" else 4
+        words = tuple((f, o + (low if struct.calcsize(c) == 8 else 0), "I") for f, o, c in fields
+                      if f in INDEX_STAT_FIELDS)
+        self._run_stats = struct.Struct(f"={4 + RESULT_BASE.size}x" + _build(name, words, size).format[1:])
+        self._run_order = operator.itemgetter(*(kept.index(f) for f in INDEX_STAT_FIELDS))
 
     def pack_result(self, id_: int, status: int, values: tuple[int, ...]) -> bytes:
         """A WRITTEN ``struct pc_item_result`` of :data:`STAT_FIELDS` ``values``."""
@@ -222,6 +235,25 @@ class StatLayout(Layout):
     def index_stat(self, data: bytes) -> tuple[int, ...]:
         """The :data:`INDEX_STAT_FIELDS` of a WRITTEN result of this layout's size."""
         return self._index_order(self._index_struct.unpack(data))
+
+    def written_run(self, buf: bytes, pos: int, first_id: int, n: int) -> list[tuple[int, ...]]:
+        """How many of the ``n`` pkt-lines at ``pos`` in ``buf`` are WRITTEN
+        results of this layout's size with the ids ``first_id``, ``first_id
+        + 1``..., told by the list of their :data:`INDEX_STAT_FIELDS`, cut
+        as :func:`index.cut_stat_data` cuts them; it stops before the first
+        packet that is anything else (the caller reads that one through
+        :func:`parse_result` and its checks).
+
+        The coordinator's common case, read in C: two ``iter_unpack`` over
+        the run instead of a parse and checks per result (2 µs each)."""
+        view = memoryview(buf)[pos : pos + n * self.packet_size]
+        heads = list(self._run_heads.iter_unpack(view))
+        want = list(zip(repeat(self._packet_head), range(first_id, first_id + n),
+                        repeat(PcItemStatus.PC_ITEM_WRITTEN)))
+        if heads != want:
+            n = next(i for i, (got, exp) in enumerate(zip(heads, want, strict=True)) if got != exp)
+            view = view[: n * self.packet_size]
+        return list(map(self._run_order, self._run_stats.iter_unpack(view)))
 
 
 STAT_LAYOUTS: dict[str, StatLayout] = {

@@ -60,11 +60,13 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, MutableMapping, Sequence
+from itertools import starmap
 
 from .index import cut_stat_data
-from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, pkt_line
+from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktParser, next_packet, pkt_line
 from .wire import (
     PcItem,
+    PcItemStatus,
     RequestLayout,
     StatLayout,
     WireError,
@@ -72,6 +74,8 @@ from .wire import (
 )
 
 __all__ = ["AHEAD", "Chunker", "HelperPool", "PoolRun", "Results", "split_batches"]
+
+WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 
 #: Batches in flight per helper in dynamic mode: the one it writes and one
 #: queued in its stdin, so that it never waits for the coordinator.
@@ -111,6 +115,13 @@ class Results:
         self.status[id_] = status
         if fields is not None:
             self._RECORD.pack_into(self._stats, id_ * self._RECORD.size, *cut_stat_data(*fields))
+
+    def save_written(self, first: int, records: list[tuple[int, ...]]) -> None:
+        """WRITTEN for the items from ``first`` on, one for each of ``records``
+        (:func:`index.cut_stat_data`'s fields, already cut)."""
+        n, size = len(records), self._RECORD.size
+        self.status[first : first + n] = bytes((WRITTEN,)) * n
+        self._stats[first * size : (first + n) * size] = b"".join(starmap(self._RECORD.pack, records))
 
     def stat_data(self, id_: int) -> tuple[int, ...]:
         """A WRITTEN item's stat data, as :func:`index.stat_data` gives it."""
@@ -346,7 +357,7 @@ class HelperPool:
 
     def run(self, items: Sequence[PcItem], **options) -> Results:
         """Write ``items`` with (up to) every helper; ``options`` as for
-        :meth:`start` (``layout``, ``stat_layout``, ``on_result(id, status)``
+        :meth:`start` (``layout``, ``stat_layout``, ``on_result(first_id, n, status)``
         for each answer, ``error``, ``dynamic``).
 
         Item ids must be 0..len(items)-1 in order. An item left
@@ -365,7 +376,7 @@ class HelperPool:
         *,
         layout: RequestLayout,
         stat_layout: StatLayout,
-        on_result: Callable[[int, int], None],
+        on_result: Callable[[int, int, int], None],
         error: Callable[[str], None] = lambda m: None,
         dynamic: bool = False,
     ) -> PoolRun:
@@ -585,15 +596,11 @@ def _gather(sel, helpers, results, stat_layout, on_result, refill, block: bool =
                 continue
             if data:
                 try:
-                    pkts = h.parser.feed(data)
+                    _read_results(h, data, stat_layout, results, on_result, refill)
                 except PktLineError as e:
                     _drop(sel, h, f"checkout helper {h.index}: {e}")
                     active -= 1
                     continue
-                for pkt in pkts:
-                    if h.done or h.error:
-                        break
-                    _parse_and_save_result(h, pkt, stat_layout, results, on_result, refill)
                 if h.error:
                     _drop(sel, h, None)
                     active -= 1
@@ -607,6 +614,37 @@ def _gather(sel, helpers, results, stat_layout, on_result, refill, block: bool =
                 active -= 1
         if not block:
             return
+
+
+def _read_results(h: _Helper, data: bytes, stat_layout, results, on_result, refill) -> None:
+    """The packets of ``data`` (after what ``h`` left incomplete), in order:
+    runs of WRITTEN results of the batch in flight are checked and saved
+    at once (:meth:`wire.StatLayout.written_run`), any other packet through
+    :func:`_parse_and_save_result`; an incomplete packet waits for more."""
+    buf = h.parser.take(data)
+    pos = 0
+    step = stat_layout.packet_size
+    while not (h.done or h.error):
+        if h.batches:
+            n = min((len(buf) - pos) // step, h.batches[0][1] - h.next_id)
+            if n > 0:
+                records = stat_layout.written_run(buf, pos, h.next_id, n)
+                if records:
+                    first, n = h.next_id, len(records)
+                    results.save_written(first, records)
+                    h.next_id += n
+                    pos += n * step
+                    on_result(first, n, WRITTEN)
+        got = next_packet(buf, pos)
+        if got is None:
+            break
+        pkt, pos = got
+        _parse_and_save_result(h, pkt, stat_layout, results, on_result, refill)
+    # What follows an error or the last batch counts for nothing, but its
+    # framing is still checked (a PktLineError), as for every byte read.
+    while (got := next_packet(buf, pos)) is not None:
+        pos = got[1]
+    h.parser.keep(buf, pos)
 
 
 def _parse_and_save_result(h: _Helper, pkt, stat_layout, results, on_result, refill) -> None:
@@ -648,7 +686,7 @@ def _parse_and_save_result(h: _Helper, pkt, stat_layout, results, on_result, ref
         return
     h.next_id += 1
     results.save(id_, status, fields)
-    on_result(id_, status)
+    on_result(id_, 1, status)
 
 
 def _drop(sel, h: _Helper, err: str | None) -> None:

@@ -172,7 +172,7 @@ def _pool_run(env, src, wt, argv, n=2):
     errors: list[str] = []
     pool = HelperPool(argv, n, cwd=wt, env=penv)
     results = pool.run(items, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
-                       on_result=lambda id_, _status: answered.append(id_), error=errors.append, dynamic=True)
+                       on_result=lambda first, n, _status: answered.extend(range(first, first + n)), error=errors.append, dynamic=True)
     return items, results, answered, errors, pool.batches
 
 
@@ -202,7 +202,7 @@ def _stream(source, tmp_path, expected: int | None):
     arrived: list[PcItem] = []
     run = HelperPool(argv, 2, cwd=wt, env=penv).start(
         arrived, len(items) if expected is None else expected, layout=REQUEST_LAYOUTS["git"],
-        stat_layout=native_stat_layout(), on_result=lambda id_, _status: answered.append(id_), dynamic=True)
+        stat_layout=native_stat_layout(), on_result=lambda first, n, _status: answered.extend(range(first, first + n)), dynamic=True)
     return items, arrived, answered, run
 
 

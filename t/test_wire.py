@@ -25,7 +25,8 @@ import subprocess
 import pytest
 
 from git_checkout_helper.convert import ConvertCrlfAction
-from git_checkout_helper.index import stat_data
+from git_checkout_helper.index import cut_stat_data, stat_data
+from git_checkout_helper.pktline import pkt_line
 from git_checkout_helper.wire import (
     GIT_HASH_SHA1,
     GIT_HASH_SHA256,
@@ -242,6 +243,47 @@ def test_parse_result_keeps_what_the_index_needs(name):
     assert parse_result(encode_result(PcItemResult(7, C), layout), layout) == (7, C, None)
 
 
+def _random_written(layout, rng: random.Random, id_: int) -> bytes:
+    """A WRITTEN result of ``layout`` with random field values (past 32 bits,
+    negative times), nanoseconds below 10^9."""
+    vals = []
+    for _field, _off, code in layout.fields:
+        bits = struct.calcsize("=" + code) * 8
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if code.islower() else (0, (1 << bits) - 1)
+        vals.append(rng.choice([rng.randint(lo, hi), rng.randint(0, min(hi, 1 << 33)), lo, hi, 0]))
+    by_name = dict(zip([f for f, _o, _c in layout.fields], vals, strict=True))
+    for ns in ("atime_nsec", "mtime_nsec", "ctime_nsec"):
+        by_name[ns] = rng.randrange(10**9)
+    return encode_result(PcItemResult(id_, W, StatData(**by_name)), layout)
+
+
+@pytest.mark.parametrize("name", sorted(STAT_LAYOUTS))
+def test_written_run_is_parse_result_for_each(name):
+    """A run of WRITTEN pkt-lines read at once gives, for each, what
+    parse_result gives cut as Results cuts it; it stops at the first packet
+    that is not the next id's WRITTEN result of the layout's size, or at n
+    (whole packets' worth of bytes: the caller's count)."""
+    layout = STAT_LAYOUTS[name]
+    rng = random.Random(name)
+    results = [_random_written(layout, rng, 100 + i) for i in range(30)]
+    want = [cut_stat_data(*parse_result(r, layout)[2]) for r in results]
+    buf = b"junk" + b"".join(pkt_line(r) for r in results)
+    assert layout.written_run(buf, 4, 100, 30) == want
+    assert layout.written_run(buf, 4, 100, 7) == want[:7]
+    assert layout.written_run(buf, 4, 101, 30) == []  # not the id expected
+    cut = [pkt_line(r) for r in results[:5]]
+    for stop in (pkt_line(encode_result(PcItemResult(105, C), layout)),  # another status
+                 pkt_line(results[6]),  # an id skipped
+                 pkt_line(results[5] + b"\0"),  # another size
+                 b"0000"):  # a flush
+        buf = b"".join([*cut, stop] + cut)
+        assert layout.written_run(buf, 0, 100, len(buf) // layout.packet_size) == want[:5]
+    # git reads upper-case hex too: such a packet is left to parse_result.
+    upper = b"%04X" % layout.packet_size
+    if upper != pkt_line(results[0])[:4]:
+        assert layout.written_run(upper + results[0], 0, 100, 1) == []
+
+
 def test_results_table():
     table = Results(3)
     assert len(table) == 3 and list(table.status) == [0, 0, 0]  # PC_ITEM_PENDING until answered
@@ -376,3 +418,49 @@ def test_probe_result_layout(probe):
     assert fields["pc_item_result"]["status"] == (8, 4)
     assert RESULT_BASE.unpack(struct.pack("=QI4x", 7, 2)) == (7, 2)
     assert sizes["result"] == layout.result.size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_results_read_from_a_pipe_in_any_pieces(seed):
+    """workers._read_results: a helper's answers to two batches (WRITTEN
+    runs, a COLLIDED and a FAILED between them, the flushes), read in pieces
+    of any size (a packet cut anywhere), are saved as parse_result reads them
+    one by one: every status and stat field, each id reported once and in
+    order, each batch's flush asking for more; a second id out of order is
+    the helper's error, as before."""
+    from git_checkout_helper.workers import _Helper, _read_results
+
+    layout = native_stat_layout()
+    rng = random.Random(seed)
+    answers: list[bytes] = []
+    for i in range(60):
+        kind = rng.random()
+        answers.append(encode_result(PcItemResult(i, C if kind < 0.05 else F), layout) if kind < 0.08
+                       else _random_written(layout, rng, i))
+    stream = b"".join(pkt_line(a) for a in answers[:25]) + b"0000" + b"".join(pkt_line(a) for a in answers[25:]) + b"0000"
+    h = _Helper(0, None, -1, 0.0)
+    h.batches.extend([(0, 25), (25, 60)])
+    table, told, refills, runs = Results(60), [], [], []
+
+    def on_result(first, n, status):
+        told.extend((i, status) for i in range(first, first + n))
+        runs.append(n)
+
+    pos = 0
+    while pos < len(stream):
+        size = rng.choice([1, 3, 7, 150, 164, 1000, 5000])
+        _read_results(h, stream[pos : pos + size], layout, table, on_result, refills.append)
+        pos += size
+        assert h.error is None
+    assert max(runs) > 1  # (runs were read at once)
+    assert h.parser.pending == 0 and not h.batches and len(refills) == 2
+    parsed = [parse_result(a, layout) for a in answers]
+    assert told == [(i, st) for i, st, _f in parsed]
+    assert list(table.status) == [st for _i, st, _f in parsed]
+    assert [table.stat_data(i) for i, st, _f in parsed if st == W] == [cut_stat_data(*f) for _i, st, f in parsed
+                                                                        if st == W]
+    h = _Helper(0, None, -1, 0.0)
+    h.batches.append((0, 60))
+    _read_results(h, b"".join(pkt_line(a) for a in answers[:3] + answers[4:]), layout, Results(60),
+                  lambda *a: None, refills.append)
+    assert h.error == "unexpected item id from checkout helper 0 (got 4, exp 3)"

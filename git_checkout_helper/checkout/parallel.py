@@ -85,9 +85,13 @@ class ParallelCheckout:
                                   on_result=self._on_result, error=self.error, dynamic=True)
         return self._stream
 
-    def _on_result(self, _id: int, status: int) -> None:
+    def _on_result(self, _first: int, n: int, status: int) -> None:
+        """``n`` items answered with ``status``: the meter counts what was
+        written or failed (a collision is counted when it is rewritten), one
+        at a time as git's, which may show each percentage on the way."""
         if status != COLLIDED and self.progress:
-            self.progress.add()
+            for _ in range(n):
+                self.progress.add()
 
     def helper_filter(self, ca: ConvAttrs) -> bytes | None:
         """The driver a helper runs itself for these attributes (one marked
