@@ -20,8 +20,7 @@ def main() -> int:
         names = "|".join(commands)
         sys.stderr.write(f"usage: python -m git_checkout_helper {{{names}}} [<args>]\n")
         return 129
-    if sys.argv[1] != "checkout--helper":
-        cli.without_collector()
+    cli.start_program(coordinator=sys.argv[1] != "checkout--helper")
     return commands[sys.argv[1]](sys.argv[2:])
 
 

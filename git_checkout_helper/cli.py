@@ -16,7 +16,7 @@ from typing import NoReturn
 from .help import open_manual, version_line
 from .inflate import use_setting as _choose_inflater
 
-__all__ = ["checkout_command", "clone_command", "exit_now", "helper_command", "helper_main", "without_collector"]
+__all__ = ["checkout_command", "clone_command", "exit_now", "helper_command", "helper_main", "start_program"]
 
 
 def exit_now(code: int) -> NoReturn:
@@ -50,33 +50,49 @@ def exit_now(code: int) -> NoReturn:
 
 def helper_command() -> NoReturn:
     """The ``git-checkout--helper`` program."""
+    start_program(coordinator=False)
     exit_now(helper_main())
 
 
-def without_collector() -> None:
-    """A coordinator's process runs without the cyclic garbage collector.
+def start_program(coordinator: bool) -> None:
+    """What each of our programs does before its work (the Python API does
+    none of it: its caller's process is not ours to set up).
 
-    Its heap only grows while it works (the tree, the index entries, the
-    queue: tens of thousands of objects, the last freed by the process's
-    exit, see :func:`exit_now`), so every collection scans live objects and
-    frees nothing: 68 collections and 11.5 ms in a clone of git.git, 629 and
-    59 ms at 100,000 files. What it makes in cycles (an exception's frames,
-    a few objects per checkout) lives as long as the process anyway. The
-    forked helpers inherit the setting; their heap does not grow (an item's
-    objects are freed by reference counting as it is written). Not done in
-    the Python API, whose caller's process may live on."""
-    gc.disable()
+    * msgspec is imported without ``typing_extensions``: msgspec reads it
+      only for type hints when it decodes into typed classes, which we never
+      do, and falls back on :mod:`typing`'s own when it is absent; importing
+      it cost about 10 ms of each start-up (coordinator and exec'd helper),
+      a fortieth of a clone of git.git. A process that already imported it
+      keeps it, and it is importable again afterwards.
+    * A coordinator runs without the cyclic garbage collector. Its heap only
+      grows while it works (the tree, the index entries, the queue: tens of
+      thousands of objects, the last freed by the process's exit, see
+      :func:`exit_now`), so every collection scans live objects and frees
+      nothing: 68 collections and 11.5 ms in a clone of git.git, 629 and
+      59 ms at 100,000 files. What it makes in cycles (an exception's
+      frames, a few objects per checkout) lives as long as the process
+      anyway. Forked helpers inherit the setting; their heap does not grow
+      (an item's objects are freed by reference counting as it is written).
+    """
+    if "msgspec" not in sys.modules and "typing_extensions" not in sys.modules:
+        sys.modules["typing_extensions"] = None  # an ImportError for whoever asks
+        try:
+            import msgspec  # noqa: F401
+        finally:
+            del sys.modules["typing_extensions"]
+    if coordinator:
+        gc.disable()
 
 
 def checkout_command() -> NoReturn:
     """The ``git-parallel-checkout`` program."""
-    without_collector()
+    start_program(coordinator=True)
     exit_now(checkout_main())
 
 
 def clone_command() -> NoReturn:
     """The ``git-parallel-clone`` program."""
-    without_collector()
+    start_program(coordinator=True)
     exit_now(clone_main())
 
 

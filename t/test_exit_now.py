@@ -111,25 +111,34 @@ def test_a_profiled_command_still_writes_its_profile(tmp_path):
     assert out.exists() and out.stat().st_size > 0
 
 
-def test_the_coordinators_run_without_the_collector(tmp_path):
-    """The coordinator's programs (and ``python -m``) disable the cyclic
-    garbage collector before their work (``cli.without_collector``); the
-    helper program keeps it; the Python API does not touch it."""
+def test_what_each_program_does_first(tmp_path):
+    """``cli.start_program``: the coordinator's programs (and ``python -m``)
+    disable the cyclic garbage collector, the helper program keeps it; all
+    of them import msgspec without typing_extensions (which stays importable);
+    the Python API does neither."""
+    # Which get_type_hints msgspec took tells whether it saw typing_extensions.
     (tmp_path / "sitecustomize.py").write_text(
         "import atexit, gc, sys\n"
-        "atexit.register(lambda: sys.stderr.write(f'collector enabled: {gc.isenabled()}\\n'))\n")
+        "def report():\n"
+        "    import typing_extensions  # importable again\n"
+        "    from msgspec._utils import _get_type_hints\n"
+        "    sys.stderr.write(f'collector enabled: {gc.isenabled()} hints: {_get_type_hints.__module__}\\n')\n"
+        "atexit.register(report)\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     bindir = os.path.dirname(sys.executable)
+    helper_script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bin",
+                                 "git-checkout--helper")
     for argv, enabled in (
             ([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "--no-such-option"], False),
             ([sys.executable, "-m", "git_checkout_helper", "parallel-clone", "--no-such-option"], False),
             ([sys.executable, "-m", "git_checkout_helper", "checkout--helper", "--no-such-option"], True),
             ([os.path.join(bindir, "git-parallel-checkout"), "--no-such-option"], False),
             ([os.path.join(bindir, "git-parallel-clone"), "--no-such-option"], False),
-            ([os.path.join(bindir, "git-checkout--helper"), "--no-such-option"], True)):
+            ([os.path.join(bindir, "git-checkout--helper"), "--no-such-option"], True),
+            ([sys.executable, helper_script, "--no-such-option"], True)):
         p = subprocess.run(argv, capture_output=True, cwd=tmp_path, env=env)
         assert p.returncode == 129, p.stderr
-        assert f"collector enabled: {enabled}".encode() in p.stderr, argv
+        assert f"collector enabled: {enabled} hints: typing\n".encode() in p.stderr, (argv, p.stderr)
     assert cli.checkout_main(["--no-such-option"]) == 129
     import gc
 
