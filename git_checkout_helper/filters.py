@@ -49,13 +49,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .convert import convert_to_working_tree
 from .pktline import FLUSH, LARGE_PACKET_DATA_MAX, PktLineError, PktReader, pkt_line
 from .wrapper import write_in_full
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["FilterRunner", "SmudgeFailed", "expand_filter_command", "smudge_to_worktree"]
 
@@ -162,6 +165,8 @@ class LongRunningFilter:
     def start(self) -> bool:
         """``subprocess_start`` + ``start_multi_file_filter_fn``; False on failure
         (reported; the next path tries again, as git does)."""
+        import subprocess  # only when a filter runs: 4 ms of every start-up otherwise
+
         try:
             self.proc = subprocess.Popen(
                 ["/bin/sh", "-c", os.fsdecode(self.cmd)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -340,6 +345,8 @@ class FilterRunner:
         output, and use it only if the command succeeded."""
         full = expand_filter_command(cmd, path)
         shown = cmd.decode("utf-8", "replace")
+        import subprocess  # (see start)
+
         try:
             proc = subprocess.Popen(["/bin/sh", "-c", os.fsdecode(full)], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, cwd=self.cwd, close_fds=True)

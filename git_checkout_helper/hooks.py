@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -135,6 +134,8 @@ def _run_hook(full: str, shown: str, args: list[str], name: str, cwd, env, err: 
     except (AttributeError, OSError, ValueError):
         stdout = 2
     argv = [shown, *args]
+    import subprocess  # only when a hook runs: 4 ms of every start-up otherwise
+
     cid = trace.child_start(argv, hook_name=name) if trace is not None else -1
     started = time.monotonic()
     try:

@@ -55,7 +55,6 @@ import os
 import selectors
 import signal
 import struct
-import subprocess
 import sys
 import time
 from collections import deque
@@ -343,6 +342,8 @@ class HelperPool:
                 if fork_entry is not None:
                     proc = ForkedHelper(fork_entry, argv, cwd, env)
                 else:
+                    import subprocess  # only for exec'd helpers: 4 ms of every start-up otherwise
+
                     proc = subprocess.Popen(
                         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
                         bufsize=0, close_fds=True,
