@@ -225,10 +225,14 @@ class _DirIndex:
     :meth:`for_dir` then cuts the index down to what can match a file of one
     directory: an anchored pattern whose literal lead (``Documentation/`` of
     ``/Documentation/**/*.adoc``) leads elsewhere, or an anchored literal
-    path in another directory, cannot; on git.git most directories are left
-    with no pattern to test one by one."""
+    path in another directory, cannot; an anchored glob whose last component
+    is ``*``, ``*.ext`` or a plain name is decided for the directory once
+    (:func:`_in_dir`) and becomes a hit for every file, a suffix, a name or
+    nothing there. On git.git no directory is left with a pattern to test
+    one by one."""
 
-    __slots__ = ("matchers", "_wanted", "_suffixes", "_lengths", "_names", "_paths", "_others", "_results")
+    __slots__ = ("matchers", "_wanted", "_suffixes", "_lengths", "_names", "_paths", "_others", "_always",
+                 "_results")
 
     def __init__(self) -> None:
         self.matchers: list = []  # (match, wanted) in file order
@@ -237,7 +241,8 @@ class _DirIndex:
         self._lengths: tuple[int, ...] = ()
         self._names: dict[bytes, list[int]] = {}
         self._paths: dict[bytes, list[int]] = {}
-        self._others: list = []
+        self._others: list = []  # (index, match, lead, pattern)
+        self._always: tuple[int, ...] = ()  # patterns every file of the directory matches (for_dir)
         self._results: dict[tuple[int, ...], dict] = {(): {}}
 
     def add(self, pattern: Pattern, wanted: list) -> None:
@@ -252,7 +257,7 @@ class _DirIndex:
         elif kind == "path":
             self._paths.setdefault(key, []).append(i)
         else:
-            self._others.append((i, self.matchers[-1][0], _lead(pattern)))
+            self._others.append((i, self.matchers[-1][0], _lead(pattern), pattern))
 
     def finish(self) -> None:
         self._lengths = tuple(sorted({len(k) for k in self._suffixes}))
@@ -269,17 +274,35 @@ class _DirIndex:
                 return prefix.startswith(lead)
             return lead.startswith(prefix) and b"/" not in lead[n:]
 
-        others = [o for o in self._others if can_match(o[2])]
+        others, always = [], []
+        suffixes, names = self._suffixes, self._names
+        for other in self._others:
+            i, _match, lead, pattern = other
+            if not can_match(lead):
+                continue
+            kind, key = _in_dir(pattern, d) if lead is not None else ("other", None)
+            if kind == "other":
+                others.append(other)
+            elif kind == "all":
+                always.append(i)
+            elif kind == "suffix":
+                suffixes = {**suffixes, key: [*suffixes.get(key, ()), i]}
+            elif kind == "name":
+                names = {**names, key: [*names.get(key, ()), i]}
         paths = {k: v for k, v in self._paths.items() if k.startswith(prefix) and b"/" not in k[n:]}
         if len(others) == len(self._others) and len(paths) == len(self._paths):
             return self
         view = copy.copy(self)
         view._others = others
+        view._always = tuple(always)
+        view._suffixes = suffixes
+        view._lengths = tuple(sorted({len(k) for k in suffixes}))
+        view._names = names
         view._paths = paths
         return view
 
     def check(self, path: bytes, slash: int) -> dict[bytes, object]:
-        hits: list[int] = []
+        hits = list(self._always)
         suffixes = self._suffixes
         if suffixes:
             n = len(path)
@@ -297,7 +320,7 @@ class _DirIndex:
             got = self._paths.get(path)
             if got is not None:
                 hits += got
-        for i, match, _ in self._others:
+        for i, match, _lead, _pattern in self._others:
             if match(path):
                 hits.append(i)
         key = tuple(sorted(hits))
@@ -348,6 +371,34 @@ def _shape(pattern: Pattern) -> tuple[str, bytes | None]:
     if not _WILDCARDS.intersection(full):
         return "path", full
     return "other", None
+
+
+def _in_dir(pattern: Pattern, d: bytes) -> tuple[str, bytes | None]:
+    """An anchored glob for the files directly in ``d``, decided once for
+    all of them when its last component is ``*`` (``("all", None)``),
+    ``*.ext`` (``("suffix", ".ext")``) or a plain name (``("name", n)``), or
+    ``("none", None)`` when ``d`` is not a directory it names; ``("other",
+    None)`` (one test per path) for any other last component.
+
+    Why the directory can be decided alone: a last component with no slash
+    and no ``**`` can match only a path's last component, so the pattern's
+    last slash meets the path's last slash, and what comes before must match
+    ``d`` itself, whatever the file's name. So a name made to fit the last
+    component tells, through the pattern's own expression, whether ``d``
+    matches (``/Documentation/**/*.adoc`` in ``Documentation/technical``)."""
+    raw = pattern.pattern
+    rel = raw[1:] if raw.startswith(b"/") else raw
+    full = pattern.base + b"/" + rel if pattern.base else rel
+    last = full[full.rfind(b"/") + 1 :]
+    if last == b"*":
+        kind, key, sample = "all", None, b"x"
+    elif last.startswith(b"*") and len(last) > 1 and not _WILDCARDS.intersection(last[1:]):
+        kind, key, sample = "suffix", last[1:], b"x" + last[1:]
+    elif last and not _WILDCARDS.intersection(last):
+        kind, key, sample = "name", last, last
+    else:
+        return "other", None
+    return (kind, key) if pattern.match(d + b"/" + sample if d else sample) else ("none", None)
 
 
 def _matcher(pattern: Pattern) -> Callable[[bytes], bool]:

@@ -22,10 +22,13 @@ SHAPES = [
     b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*sh", b"*.SH", b"*", b"*.[ch]", b"t????-*.sh", b"Makefile",
     b"README.md", b".sh", b"/Makefile", b"/docs/index.md", b"docs/index.md", b"/docs/*", b"docs/**/*.adoc",
     b"**/foo", b"x/y/z", b"/sub/*.sh", b"sub/**", b"foo", b"a\\*b", b"/a.sh", b"dir/", b"*.md",
+    # anchored globs decided per directory (attributes._in_dir), and some that are not
+    b"/docs/**/*.adoc", b"**/*.sh", b"/*", b"/*.md", b"*/*.c", b"sub/*/Makefile", b"/sub/dir/*",
+    b"docs/**/index.md", b"/t/t????-*.sh", b"/sub/**/*", b"/*/dir/*.sh", b"**/x/*", b"/docs/*.md",
 ]
 ATTRS = [b"text", b"-text", b"!text", b"eol=lf", b"eol=crlf", b"!eol", b"ident", b"-ident", b"binary",
          b"crlf", b"-crlf", b"filter=lfs", b"working-tree-encoding=UTF-16", b"whitespace=trail", b"mymacro"]
-DIRS = [b"", b"sub", b"docs", b"sub/dir", b"docs/x", b"t"]
+DIRS = [b"", b"sub", b"docs", b"sub/dir", b"docs/x", b"t", b"docs/x/y", b"sub/x", b"a/dir", b"x"]
 NAMES = [b"Makefile", b"a.sh", b"b.c", b"b.h", b"README.md", b"index.md", b"foo", b"a.tar.gz", b"x.gz",
          b"ash", b"A.SH", b"t0000-basic.sh", b".sh", b"a*b", b"axb", b"z", b"y.adoc", b"other"]
 
@@ -56,7 +59,7 @@ def random_file(rng: random.Random, macros: bool) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(80))
 def test_index_agrees_with_matching_every_pattern(seed):
     rng = random.Random(seed)
     files = {d: random_file(rng, d == b"") for d in DIRS if rng.random() < 0.6 or d == b""}
@@ -74,3 +77,26 @@ def test_results_are_shared_per_match_set():
     assert stack.check(b"a.sh") is stack.check(b"b.sh")
     assert stack.check(b"a.sh") == {b"text": True, b"eol": b"lf"}
     assert stack.check(b"x.txt") == {}
+
+
+def test_a_real_projects_directories_need_no_glob_per_path():
+    """git.git's root attributes (the lines checkout reads attributes from):
+    every directory's index tests its paths by suffix, name or a hit for all,
+    none by a regular expression per path; and its verdicts are the
+    reference's."""
+    root = (b"* whitespace=trail,space\n*.[ch] whitespace=indent,trail,space,incomplete diff=cpp\n"
+            b"*.sh whitespace=indent,trail,space,incomplete text eol=lf\n*.perl text eol=lf diff=perl\n"
+            b"*.bat text eol=crlf\nCODE_OF_CONDUCT.md -whitespace\n"
+            b"/Documentation/**/*.adoc text eol=lf whitespace=trail,space,incomplete\n"
+            b"/command-list.txt text eol=lf\n/mergetools/* text eol=lf\n/t/oid-info/* text eol=lf\n"
+            b"/Documentation/git-merge.adoc conflict-marker-size=32\n/t/t????-*.sh conflict-marker-size=32\n"
+            b"/templates/hooks/*.sample whitespace=indent,trail,space,incomplete text eol=lf\n")
+    stack = AttributeStack(lambda d: root if d == b"" else None, lambda d: d == b"")
+    paths = [b"Makefile", b"command-list.txt", b"a.sh", b"Documentation/git.adoc", b"Documentation/x.txt",
+             b"Documentation/technical/api.adoc", b"Documentation/RelNotes/2.0.adoc", b"mergetools/vimdiff",
+             b"t/oid-info/hash-info", b"t/t0000-basic.sh", b"templates/hooks/pre-commit.sample",
+             b"templates/hooks/README", b"compat/win32/x.bat", b"gitweb/static/js/x.js"]
+    for path in paths:
+        slash = path.rfind(b"/")
+        assert stack._dir_index(path[:slash] if slash != -1 else b"")._others == [], path
+        assert stack.check(path) == reference(stack, path), path
