@@ -474,6 +474,8 @@ def prefetch_plan(co, entries, err: TextIO | None = None) -> int:
     :func:`prefetch_attributes`, in one batch; the attributes are read
     again if any of those came."""
     pending = getattr(co, "_promisor_attrs", None) or []
+    if not pending and not _partial(co.repo):
+        return 0  # (before a list of every entry is made for nothing)
     wanted = [(e.name, e.oid) for e in entries if e.mode != S_IFGITLINK] + pending
     n = prefetch_blobs(co.repo, wanted, err)
     if pending:

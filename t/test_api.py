@@ -259,3 +259,32 @@ def test_valueless_working_tree_encoding_is_fatal_like_git(src, tmp_path):
         assert not (top / name).exists()
     assert results[0] == results[1]
     assert results[0] == (128, "fatal: true/false are no valid working-tree-encodings\n")
+
+
+def test_api_proves_each_path_valid_once(src, tmp_path, monkeypatch):
+    """A switch and a clone's checkout (``-f``) prove every path of the target
+    tree valid once (verify_path, before anything is touched), not again
+    when they carry out the plan; the paths that leave are proven too. The
+    result is git's."""
+    import git_checkout_helper.checkout.updates as updates
+
+    seen: list[bytes] = []
+    real = updates.invalid_paths
+
+    def counting(paths, *args, **kwargs):
+        seen.extend(paths)
+        return real(paths, *args, **kwargs)
+
+    monkeypatch.setattr(updates, "invalid_paths", counting)
+    ours, theirs = twins(src, tmp_path, "once")
+    checkout(str(ours), "other", workers=2, threshold=0)
+    git(theirs, "checkout", "-q", "other")
+    assert_same(ours, theirs)
+    tree = set(git(ours, "ls-tree", "-r", "--name-only", "-z", "HEAD").split(b"\0")) - {b""}
+    assert sorted(seen) == sorted(tree | {b"d3/f39", b"becomes-dir"})  # each once, and what left
+    seen.clear()
+    checkout(str(ours), "main", workers=2, threshold=0, force=True)
+    git(theirs, "checkout", "-q", "-f", "main")
+    assert_same(ours, theirs)
+    tree = set(git(ours, "ls-tree", "-r", "--name-only", "-z", "HEAD").split(b"\0")) - {b""}
+    assert sorted(seen) == sorted(tree | {b"becomes-dir/in", b"new.sh"})

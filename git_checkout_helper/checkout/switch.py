@@ -89,7 +89,7 @@ def run_checkout(
         sparse_warnings = apply_sparse(co, plan, old.entries)
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
-        _execute(co, plan, opts, err)
+        _execute(co, plan, opts, err, checked=target.files)
         if sparse_warnings:
             err.write(sparse_warnings)
         if co.errors:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import TextIO
 
 from ..attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
@@ -498,7 +498,11 @@ def _refuse_hostile_tree(co: Checkout, target: TreeFiles, code: int) -> None:
                                       for p in both), code)
 
 
-def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> None:
+def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO,
+             checked: Container[bytes] = ()) -> None:
+    """Carry out ``plan``; ``checked``: paths :func:`_refuse_hostile_tree`
+    has already proven valid with the same modes (the target tree's), not
+    checked again (0.9 s a million paths)."""
     modes: dict[bytes, int] = {}
 
     def mode_of(path: bytes) -> int:  # asked for the few suspect paths only
@@ -506,7 +510,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO) -> No
             modes.update((e.name, e.mode) for e in plan.write)
         return modes.get(path, 0)
 
-    _refuse_invalid_paths(co, [e.name for e in plan.write] + plan.remove, mode_of)
+    _refuse_invalid_paths(co, [e.name for e in plan.write if e.name not in checked] + plan.remove, mode_of)
     total = len(plan.write) + len(plan.remove)
     # builtin/checkout.c: an explicit --progress shows it even with -q;
     # otherwise -q hides it and a terminal shows it.
