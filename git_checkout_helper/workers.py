@@ -126,6 +126,10 @@ class Results:
         """A WRITTEN item's stat data, as :func:`index.stat_data` gives it."""
         return self._RECORD.unpack_from(self._stats, id_ * self._RECORD.size)
 
+    def all_stat_data(self):
+        """:meth:`stat_data` of every item in id order (meaningful for the WRITTEN ones)."""
+        return self._RECORD.iter_unpack(self._stats)
+
 
 class _Helper:
     __slots__ = ("index", "proc", "next_id", "parser", "done", "error", "child_id", "t0", "batches",

@@ -293,7 +293,13 @@ class ParallelCheckout:
         real_dirs: set[bytes] = set()
         smudge_failed = False
         status_of = results.status
-        for i, e in enumerate(q.entries):
+        entries = q.entries
+        if status_of.count(WRITTEN) == len(entries):  # every item written: only stat data to fill
+            for e, sd in zip(entries, results.all_stat_data(), strict=True):
+                e.fill_stat_data(sd)
+            self.report.written += len(entries)
+            entries = ()
+        for i, e in enumerate(entries):
             status = status_of[i]
             if status == PENDING:
                 self.error(f"'{e.name.decode('utf-8', 'replace')}' was not written (its checkout helper failed)")
