@@ -378,15 +378,21 @@ class _TwowayMerge:
                                     self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
     def merge(self, hf: dict, tf: dict) -> None:
-        """``twoway_merge`` of each path of HEAD, the target and the index."""
+        """``twoway_merge`` of each path of HEAD, the target and the index.
+
+        A path the two commits hold alike (or neither holds) keeps whatever
+        the index has; those are most paths, so they are found all at once:
+        the paths whose (mode, id) differ are the symmetric difference of
+        the two trees' items, taken in C, and only they are merged one by
+        one, in index order. (``plan.entries`` is then the old index's order
+        with the merged paths after it: its readers sort it or look paths up.)"""
         plan, wt, old, top = self.plan, self.wt, self.old, self.top
-        for path in sorted(set(hf) | set(tf) | set(old)):
+        differing = {path for path, _mode_oid in hf.items() ^ tf.items()}
+        plan.entries.update(old)
+        for path in differing:
+            plan.entries.pop(path, None)
+        for path in sorted(differing):
             h, t, cur = hf.get(path), tf.get(path), old.get(path)
-            if h == t:
-                # Unchanged between the commits: keep whatever the index has.
-                if cur is not None:
-                    plan.entries[path] = cur
-                continue
             te = _entry(path, t) if t is not None else None
             if cur is not None and te is not None and cur.same_object(te):
                 plan.entries[path] = cur  # index already has the new version

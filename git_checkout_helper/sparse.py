@@ -160,7 +160,8 @@ def apply_sparse_checkout(
     extra_remove: list[bytes] = []
     not_uptodate: list[bytes] = []
     present: list[bytes] = []
-    for path, e in plan.entries.items():
+    for path in sorted(plan.entries):  # (index order; the plan's is not)
+        e = plan.entries[path]
         o = old.get(path)
         if o is not None:
             was = skip_worktree(o)  # merged_entry migrates CE_SKIP_WORKTREE
