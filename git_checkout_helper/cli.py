@@ -63,7 +63,8 @@ def start_program(coordinator: bool) -> None:
       do, and falls back on :mod:`typing`'s own when it is absent; importing
       it cost about 10 ms of each start-up (coordinator and exec'd helper),
       a fortieth of a clone of git.git. A process that already imported it
-      keeps it, and it is importable again afterwards.
+      keeps it, and it is importable again afterwards; a msgspec that
+      cannot do without it is imported again with it.
     * A coordinator runs without the cyclic garbage collector. Its heap only
       grows while it works (the tree, the index entries, the queue: tens of
       thousands of objects, the last freed by the process's exit, see
@@ -78,6 +79,9 @@ def start_program(coordinator: bool) -> None:
         sys.modules["typing_extensions"] = None  # an ImportError for whoever asks
         try:
             import msgspec  # noqa: F401
+        except ImportError:
+            for name in [m for m in sys.modules if m == "msgspec" or m.startswith("msgspec.")]:
+                del sys.modules[name]  # (what its failed import left), imported with it below
         finally:
             del sys.modules["typing_extensions"]
     if coordinator:

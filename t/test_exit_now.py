@@ -143,3 +143,18 @@ def test_what_each_program_does_first(tmp_path):
     import gc
 
     assert gc.isenabled()
+
+
+def test_a_msgspec_that_needs_typing_extensions_still_imports(tmp_path):
+    """start_program imports msgspec without typing_extensions; a msgspec
+    whose import cannot do without it is imported again, with it."""
+    pkg = tmp_path / "msgspec"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import _core\nimport typing_extensions\nSEEN = True\n")
+    (pkg / "_core.py").write_text("")
+    code = ("import sys; from git_checkout_helper import cli; cli.start_program(coordinator=False); "
+            "import msgspec; print(msgspec.SEEN, 'typing_extensions' in sys.modules)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "True True\n"
