@@ -288,3 +288,41 @@ def test_api_proves_each_path_valid_once(src, tmp_path, monkeypatch):
     assert_same(ours, theirs)
     tree = set(git(ours, "ls-tree", "-r", "--name-only", "-z", "HEAD").split(b"\0")) - {b""}
     assert sorted(seen) == sorted(tree | {b"becomes-dir/in", b"new.sh"})
+
+
+@pytest.mark.parametrize("setup", ["as cloned", "staged change", "intent to add", "no TREE"])
+def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, monkeypatch, setup):
+    """A switch's two-way merge takes HEAD's files from the index when its
+    TREE extension is valid at the root for HEAD's tree (no tree of HEAD is
+    read); a staged change (the root invalid), an intent-to-add entry, or no
+    TREE at all reads HEAD's tree. Each gives git's result."""
+    from git_checkout_helper.repository import Repository
+
+    ours, theirs = twins(src, tmp_path, "ct")
+    for repo in (ours, theirs):
+        if setup == "staged change":
+            (repo / "d1" / "f13").write_text("staged\n")  # unchanged between the branches: carried
+            git(repo, "add", "d1/f13")
+        elif setup == "intent to add":
+            (repo / "fresh").write_text("new\n")
+            git(repo, "add", "-N", "fresh")
+        elif setup == "no TREE":  # the same entries, written without the extension
+            listing = git(repo, "ls-files", "-s")
+            (repo / ".git" / "index").unlink()
+            git(repo, "update-index", "--index-info", input=listing)
+            git(repo, "update-index", "-q", "--refresh")
+            assert b"TREE" not in (repo / ".git" / "index").read_bytes()
+    read: list[bytes] = []
+    real = Repository.read_tree
+
+    def counting(self, tree_hex):
+        read.append(tree_hex)
+        return real(self, tree_hex)
+
+    monkeypatch.setattr(Repository, "read_tree", counting)
+    checkout(str(ours), "other", workers=2, threshold=0)
+    git(theirs, "checkout", "-q", "other")
+    assert_same(ours, theirs)
+    assert git(ours, "status", "--porcelain").decode() == git(theirs, "status", "--porcelain").decode()
+    head_tree = git(theirs, "rev-parse", "main^{tree}").strip()
+    assert (head_tree in read) == (setup != "as cloned"), read

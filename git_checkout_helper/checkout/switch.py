@@ -7,9 +7,14 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import sys
+from binascii import unhexlify
 from typing import TextIO
 
+from dulwich.objects import Commit
+
+from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
+from ..index_file import CE_INTENT_TO_ADD
 from ..plan import Plan, PlanError, _mode_of, plan_reset, plan_switch, worktree_matches
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
@@ -119,11 +124,35 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     # initial_checkout, every entry new, untracked files protected.
     unborn = not old.entries and not old.mtime_ns
     refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
-    return plan_switch(EMPTY if unborn else repo.tree_of(head_commit), target, old.entries, top,
+    return plan_switch(EMPTY if unborn else _head_tree(repo, old, head_commit), target, old.entries, top,
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
                        refreshed=True)
+
+
+def _head_tree(repo: Repository, old, head_commit: bytes | None) -> TreeFiles:
+    """HEAD's files for the two-way merge. An index whose ``TREE``
+    extension is valid at its root for HEAD's tree and covers every entry,
+    none of them intent-to-add or unmerged, holds exactly HEAD's files (the
+    tree is the hash of those entries): they are taken from it, and HEAD's
+    trees are not read, as ``unpack_trees`` trusts a valid cache tree
+    (``traverse_by_cache_tree``). A sparse index (its ``TREE`` describes the
+    collapsed entries) or anything else reads the tree."""
+    src = old.source
+    data = None
+    if head_commit is not None and src is not None and src.file is not None and not src.sparse and not old.unmerged:
+        data = src.file.extension(b"TREE")
+    if data:
+        try:
+            root = CacheTree.parse(data, repo.odb.object_format.oid_length)
+        except ValueError:
+            root = None
+        commit = repo.object(head_commit) if root is not None and root.count == len(old.entries) else None
+        if (isinstance(commit, Commit) and root.oid == unhexlify(commit.tree)
+                and not any(e.extended_flags & CE_INTENT_TO_ADD for e in old.entries.values())):
+            return TreeFiles({name: (e.mode, e.oid) for name, e in old.entries.items()}, {}, root.oid)
+    return repo.tree_of(head_commit)
 
 
 def _update_head(repo: Repository, opts: CheckoutOptions, rev: str | None, clone: str | None,
