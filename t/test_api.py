@@ -290,15 +290,29 @@ def test_api_proves_each_path_valid_once(src, tmp_path, monkeypatch):
     assert sorted(seen) == sorted(tree | {b"becomes-dir/in", b"new.sh"})
 
 
-@pytest.mark.parametrize("setup", ["as cloned", "staged change", "intent to add", "no TREE"])
+#: set-up -> whether HEAD's tree must be read (the index's cache tree cannot stand for it)
+CACHE_TREE_SETUPS = {
+    "as cloned": False, "index v4": False, "split index": False, "linked worktree": False,
+    "sparse checkout": False,  # (a full index: skip-worktree entries are HEAD's too)
+    "sparse index": True,  # its TREE describes the collapsed entries
+    "staged change": True, "intent to add": True, "no TREE": True,
+}
+
+
+@pytest.mark.parametrize("setup", sorted(CACHE_TREE_SETUPS))
 def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, monkeypatch, setup):
     """A switch's two-way merge takes HEAD's files from the index when its
     TREE extension is valid at the root for HEAD's tree (no tree of HEAD is
-    read); a staged change (the root invalid), an intent-to-add entry, or no
-    TREE at all reads HEAD's tree. Each gives git's result."""
+    read), in each index format and a linked worktree; a sparse index, a
+    staged change (the root invalid), an intent-to-add entry, or no TREE at
+    all reads HEAD's tree. Each gives git's result."""
     from git_checkout_helper.repository import Repository
 
     ours, theirs = twins(src, tmp_path, "ct")
+    if setup == "linked worktree":
+        for repo in (ours, theirs):
+            git(repo, "worktree", "add", "-q", "-b", "side", str(repo) + ".wt", "main")
+        ours, theirs = tmp_path / "ct.ours.wt", tmp_path / "ct.git.wt"
     for repo in (ours, theirs):
         if setup == "staged change":
             (repo / "d1" / "f13").write_text("staged\n")  # unchanged between the branches: carried
@@ -312,6 +326,13 @@ def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, mon
             git(repo, "update-index", "--index-info", input=listing)
             git(repo, "update-index", "-q", "--refresh")
             assert b"TREE" not in (repo / ".git" / "index").read_bytes()
+        elif setup == "index v4":
+            git(repo, "update-index", "--index-version", "4")
+        elif setup == "split index":
+            git(repo, "update-index", "--split-index")
+        elif setup in ("sparse checkout", "sparse index"):
+            git(repo, "sparse-checkout", "set", "--cone", *(["--sparse-index"] if setup == "sparse index" else []),
+                "d0", "d1")
     read: list[bytes] = []
     real = Repository.read_tree
 
@@ -322,7 +343,10 @@ def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, mon
     monkeypatch.setattr(Repository, "read_tree", counting)
     checkout(str(ours), "other", workers=2, threshold=0)
     git(theirs, "checkout", "-q", "other")
-    assert_same(ours, theirs)
-    assert git(ours, "status", "--porcelain").decode() == git(theirs, "status", "--porcelain").decode()
+    # (a linked worktree's .git file names its own path)
+    assert [m for m in manifest(ours) if m[0] != ".git"] == [m for m in manifest(theirs) if m[0] != ".git"]
+    for cmd in (["rev-parse", "HEAD"], ["symbolic-ref", "HEAD"], ["status", "--porcelain"]):
+        assert git(ours, *cmd) == git(theirs, *cmd), cmd
+    assert git(ours, "ls-files", "-s", "-t").decode() == git(theirs, "ls-files", "-s", "-t").decode()
     head_tree = git(theirs, "rev-parse", "main^{tree}").strip()
-    assert (head_tree in read) == (setup != "as cloned"), read
+    assert (head_tree in read) == CACHE_TREE_SETUPS[setup], read
