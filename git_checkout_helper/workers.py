@@ -645,11 +645,10 @@ def _read_results(h: _Helper, data: bytes, stat_layout, results, on_result, refi
             break
         pkt, pos = got
         _parse_and_save_result(h, pkt, stat_layout, results, on_result, refill)
+    h.parser.keep(buf, pos)
     # What follows an error or the last batch counts for nothing, but its
     # framing is still checked (a PktLineError), as for every byte read.
-    while (got := next_packet(buf, pos)) is not None:
-        pos = got[1]
-    h.parser.keep(buf, pos)
+    h.parser.feed(b"")
 
 
 def _parse_and_save_result(h: _Helper, pkt, stat_layout, results, on_result, refill) -> None:
