@@ -19,9 +19,12 @@ through the driver after the file is opened, the whole output kept before
 the first byte is written; a failing required driver is FAILED and its file
 removed, a failing optional one writes the unfiltered content, as git does.
 
-Beyond git, the path is validated first (``..``, ``.git`` in its NTFS/HFS
-spellings, absolute paths, NUL) with dulwich's validators, because a helper
-must not trust what arrives on its stdin.
+Beyond git, a helper validates the path first (``..``, ``.git`` in its
+NTFS/HFS spellings, absolute paths, NUL) with dulwich's validators, because it
+must not trust what arrives on its stdin. The coordinator's sequential mode
+does not: its items are the paths it verified itself, with the repository's
+``core.protectNTFS``/``core.protectHFS``, before touching anything
+(``validate_element=None``).
 """
 
 from __future__ import annotations
@@ -70,7 +73,9 @@ class CheckoutState:
     ``base_dir`` is the ``--prefix`` (bytes, with its trailing slash), or
     empty. ``eol`` may be a callable that loads the config on first use: most
     checkouts never need ``core.autocrlf``. ``trace`` receives
-    ``(category, key, value)`` for collision records.
+    ``(category, key, value)`` for collision records. ``validate_element``:
+    the path element validator items are checked with, or None for items
+    whose paths the caller has verified already (see the module's text).
     """
 
     def __init__(
@@ -80,7 +85,7 @@ class CheckoutState:
         eol: EolConfig | Callable[[], EolConfig] | None = None,
         trace: Callable[[str, str, str], None] | None = None,
         error: Callable[[str], None] = _default_error,
-        validate_element: Callable[[bytes], bool] = validate_path_element_ntfs,
+        validate_element: Callable[[bytes], bool] | None = validate_path_element_ntfs,
         filters=None,
         drivers=None,
     ) -> None:
@@ -183,10 +188,11 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
     """Write ``item``; returns its status and, when WRITTEN, its stat data."""
     name = item.name
     path = state.base_dir + name if state.base_dir_len else name
-    why = verify_item_path(name, state.validate_element, state.valid_dirs)
-    if why is not None:
-        state.error(f"{why} '{show_path(path)}'")
-        return FAILED, None
+    if state.validate_element is not None:
+        why = verify_item_path(name, state.validate_element, state.valid_dirs)
+        if why is not None:
+            state.error(f"{why} '{show_path(path)}'")
+            return FAILED, None
     if item.ce_mode & 0o170000 != 0o100000:
         # Only regular files are eligible for parallel checkout; git's worker
         # asserts this after it has created the file. Refuse before touching it.

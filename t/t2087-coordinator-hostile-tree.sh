@@ -116,6 +116,30 @@ test_expect_success SYMLINKS 'with -f: refused too, with git'"'"'s 128' '
 	echo 128 >expect && test_cmp expect rc.ours
 '
 
+# With core.protectNTFS=false git checks out git~1 and .git. (only .git in
+# any case stays refused); the items are verified once, with that setting,
+# whether written by helpers or sequentially by the coordinator itself.
+for j in 1 2
+do
+	for b in ntfs-short ntfs-dot
+	do
+		test_expect_success "core.protectNTFS=false: $b checked out as git does it, -j $j" '
+			twins h ntfs$j$b &&
+			git -C ntfs$j$b.ours config core.protectNTFS false &&
+			git -C ntfs$j$b.git config core.protectNTFS false &&
+			git -C ntfs$j$b.ours parallel-checkout -j $j --threshold 0 origin/$b >out.ours 2>err.ours &&
+			git -C ntfs$j$b.git -c checkout.workers=$j -c checkout.thresholdForParallelism=0 \
+				checkout origin/$b >out.git 2>err.git &&
+			test_cmp err.git err.ours &&
+			test_cmp_worktrees ntfs$j$b.ours ntfs$j$b.git &&
+			test_cmp_index ntfs$j$b.ours ntfs$j$b.git &&
+			git -C ntfs$j$b.ours ls-files >files &&
+			test_grep "/config$" files &&
+			verify_clean ntfs$j$b.ours
+		'
+	done
+done
+
 test_expect_success SYMLINKS '../escape exists: refused as an invalid path, never looked at' '
 	rm -rf esc && git clone -q h esc &&
 	state esc outside >before && cat escape >escape.before &&

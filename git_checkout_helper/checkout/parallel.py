@@ -21,7 +21,7 @@ from ..attributes import ConvAttrs
 from ..autoworkers import auto_workers
 from ..config import AUTO_WORKERS, is_auto, parallel_checkout_configs, threshold_setting
 from ..entry import CheckoutState, write_pc_item
-from ..index import Entry, stat_data
+from ..index import Entry
 from ..pktline import LARGE_PACKET_DATA_MAX
 from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 from .options import CheckoutError
@@ -211,16 +211,25 @@ class ParallelCheckout:
             from ..workers import Results
 
             results = Results(nr)
+            # validate_element=None: every path was verified before
+            # anything was touched (updates._execute), with this repository's
+            # core.protectNTFS/protectHFS, which a second check here ignored.
             state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
                                   trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
-                                  error=self.error, filters=self.filters, drivers=self.drivers)
+                                  error=self.error, validate_element=None, filters=self.filters,
+                                  drivers=self.drivers)
             state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
+            status_of, entries, progress = results.status, q.entries, self.progress
             for i, item in enumerate(q.items):
                 status, st = write_pc_item(item, state)
-                results.save(i, status, stat_data(st) if status == WRITTEN else None)
-                if status != COLLIDED and self.progress:
-                    self.progress.add()
+                status_of[i] = status
+                if status == WRITTEN:
+                    entries[i].fill_stat(st)  # here at once, not kept in results to be read back
+                if status != COLLIDED and progress:
+                    progress.add()
             self.report.sequential_items += nr
+            self.handle_results(q, results, filled=True)
+            return
         else:
             if self.pool is None:
                 self.start_helpers(nr)
@@ -287,16 +296,19 @@ class ParallelCheckout:
             self._dynamic = distribution_setting(self.repo.config) == "dynamic"
         return self._dynamic
 
-    def handle_results(self, q: _Queue, results: list) -> None:
-        """``handle_results``: stat into the index; collisions rewritten in order."""
+    def handle_results(self, q: _Queue, results, filled: bool = False) -> None:
+        """``handle_results``: stat into the index; collisions rewritten in order.
+        ``results``: a :class:`workers.Results`; ``filled``: the WRITTEN entries hold their stat data already (the
+        items were written in this process)."""
         collided = []
         real_dirs: set[bytes] = set()
         smudge_failed = False
         status_of = results.status
         entries = q.entries
         if status_of.count(WRITTEN) == len(entries):  # every item written: only stat data to fill
-            for e, sd in zip(entries, results.all_stat_data(), strict=True):
-                e.fill_stat_data(sd)
+            if not filled:
+                for e, sd in zip(entries, results.all_stat_data(), strict=True):
+                    e.fill_stat_data(sd)
             self.report.written += len(entries)
             entries = ()
         for i, e in enumerate(entries):
@@ -315,7 +327,8 @@ class ParallelCheckout:
                         pass
                 continue
             if status == WRITTEN:
-                e.fill_stat_data(results.stat_data(i))
+                if not filled:
+                    e.fill_stat_data(results.stat_data(i))
                 self.report.written += 1
             elif status == COLLIDED:
                 collided.append(i)
