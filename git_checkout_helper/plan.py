@@ -221,6 +221,14 @@ class _Worktree:
         while i != -1:
             st = self.lstat(path[:i])
             if st is None:
+                # Nothing exists below a missing directory: the deeper
+                # components and the path itself (which verify_absent looks
+                # up next) are known absent without a syscall each; a switch
+                # bringing in new directories adds thousands of such paths.
+                cache = self._cache
+                while i != -1:
+                    i = path.find(b"/", i + 1)
+                    cache.setdefault(path if i == -1 else path[:i], None)
                 return None
             if not stat_mod.S_ISDIR(st.st_mode):
                 return path[:i]

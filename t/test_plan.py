@@ -203,3 +203,22 @@ def test_stat_matches_same_verdict_from_an_lstat_and_a_helpers_record(tmp_path, 
             assert want == (field is None or field in {"mtime_ns", "dev"}
                             or (field == "ctime_s" and not (check_stat and trust_ctime))
                             or (field in {"ino", "uid", "gid"} and not check_stat))
+
+
+def test_nothing_below_a_missing_directory_is_looked_up(tmp_path, monkeypatch):
+    """verify_absent's lookups: once a leading directory is found missing,
+    the deeper ones and the path itself are absent without an lstat each."""
+    from git_checkout_helper import plan
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "file").write_text("x")
+    wt = plan._Worktree(os.fsencode(tmp_path) + b"/")
+    calls = []
+    real = os.lstat
+    monkeypatch.setattr(plan.os, "lstat", lambda p: calls.append(p) or real(p))
+    assert wt.leading_file(b"a/b/c/f") is None
+    assert len(calls) == 2  # a, a/b
+    assert wt.lstat(b"a/b/c/f") is None and wt.lstat(b"a/b/c") is None
+    assert wt.leading_file(b"a/b/c/g") is None and wt.lstat(b"a/b/c/g") is None
+    assert len(calls) == 2  # a/b/c/g is below the a/b known missing too
+    assert wt.leading_file(b"a/file/x") == b"a/file"  # a file in the way is still found
