@@ -1,9 +1,10 @@
 """The ``core.*`` settings that change how the work tree is written and
-compared: ``core.symlinks``, ``core.fileMode``, ``core.checkStat`` and
-``core.trustctime``.
+compared: ``core.symlinks``, ``core.fileMode``, ``core.checkStat``,
+``core.trustctime`` and ``core.preloadIndex``.
 
 Mirrors the globals of git's ``environment.c`` (``has_symlinks``,
-``trust_executable_bit``, ``check_stat``, ``trust_ctime``) as
+``trust_executable_bit``, ``check_stat``, ``trust_ctime``,
+``core_preload_index``) as
 ``git_default_core_config`` (config.c) sets them, and where they are used:
 
 * ``has_symlinks`` (``core.symlinks``, default true): false makes
@@ -16,6 +17,8 @@ Mirrors the globals of git's ``environment.c`` (``has_symlinks``,
 * ``check_stat`` (``core.checkStat``: ``default`` or ``minimal``): minimal
   compares only the mtime seconds and the size (``match_stat_data``).
 * ``trust_ctime`` (``core.trustctime``, default true): false ignores ctime.
+* ``core_preload_index`` (``core.preloadIndex``, default true): false makes
+  a switch refresh the index without preloading it first (:mod:`preload`).
 
 Every git command reads them (``git_default_config``), so a bad boolean is
 fatal before anything is touched, as in git; an unknown ``core.checkStat``
@@ -32,12 +35,13 @@ __all__ = ["CoreSettings", "DEFAULT_CORE", "core_settings"]
 
 
 class CoreSettings(msgspec.Struct, frozen=True):
-    """The four settings (git's defaults)."""
+    """The settings (git's defaults)."""
 
     symlinks: bool = True
     filemode: bool = True
     check_stat: bool = True
     trust_ctime: bool = True
+    preload_index: bool = True
 
 
 DEFAULT_CORE = CoreSettings()
@@ -65,6 +69,7 @@ def core_settings(config) -> CoreSettings:
         filemode=boolean(b"filemode", True),
         check_stat=check_stat,
         trust_ctime=boolean(b"trustctime", True),
+        preload_index=boolean(b"preloadindex", True),
     )
 
 

@@ -27,26 +27,40 @@ from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, Entry, is_racy_stat
 from .plan import type_matches, worktree_matches
 
-__all__ = ["refresh_entries", "smudge_racily_clean"]
+__all__ = ["is_fresh", "refresh_entries", "smudge_racily_clean"]
+
+
+def _stat_ok(e: Entry, st: os.stat_result, core: CoreSettings) -> bool:
+    """``ie_match_stat`` without the racy check: the file's kind, mode and
+    stat data are the entry's, compared as the ``core.*`` settings say."""
+    return type_matches(e, st, core) and e.stat_matches(st, core.check_stat, core.trust_ctime)
+
+
+def is_fresh(e: Entry, st: os.stat_result, racy_timestamp_ns: int, core: CoreSettings) -> bool:
+    """Up to date by its stat data alone: they match the file's and are not
+    racy. What ``preload_index`` marks, and refresh_entries' fast case."""
+    return _stat_ok(e, st, core) and not is_racy_stat(racy_timestamp_ns, e.mtime_s)
 
 
 def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
                     to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
                     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
                     core: CoreSettings = DEFAULT_CORE) -> None:
-    """``refresh_cache_ent`` for each entry: fill the stat data of unchanged files, in place
-    (compared as the ``core.*`` settings say, :mod:`coresettings`)."""
+    """``refresh_cache_ent`` for each entry not up to date yet (a preload,
+    :mod:`preload`, has marked those it found so): fill the stat data of
+    unchanged files, in place (compared as the ``core.*`` settings say,
+    :mod:`coresettings`)."""
     for path, e in entries.items():
-        if e.mode == S_IFGITLINK or e.flags & 0x8000:  # gitlinks; CE_VALID (assume-unchanged)
+        if e.uptodate or e.mode == S_IFGITLINK or e.flags & 0x8000:  # gitlinks; CE_VALID (assume-unchanged)
             continue
         try:
             st = os.lstat(top + path)
         except OSError:
             continue
-        stat_ok = type_matches(e, st, core) and e.stat_matches(st, core.check_stat, core.trust_ctime)
-        if stat_ok and not is_racy_stat(racy_timestamp_ns, e.mtime_s):
+        if is_fresh(e, st, racy_timestamp_ns, core):
             e.uptodate = True  # ce_mark_uptodate
             continue
+        stat_ok = _stat_ok(e, st, core)
         if not stat_ok and e.size and e.size != st.st_size & 0xFFFFFFFF and not stat_mod.S_ISDIR(st.st_mode):
             continue  # ie_modified: DATA_CHANGED with a known size is a change, content unread
         if worktree_matches(e, top + path, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git):
@@ -75,7 +89,7 @@ def smudge_racily_clean(entries: list[Entry], top: bytes, hash_name: str,
             st = os.lstat(top + e.name)
         except OSError:
             continue
-        if not (type_matches(e, st, core) and e.stat_matches(st, core.check_stat, core.trust_ctime)):
+        if not _stat_ok(e, st, core):
             continue
         if not worktree_matches(e, top + e.name, st, hash_name, to_worktree, timestamp_ns, core, to_git):
             e.size = 0

@@ -60,3 +60,7 @@ class CheckoutReport(msgspec.Struct):
     #: The items went to the helpers while the rest were still prepared
     #: (:meth:`updates.Checkout.streams`).
     streamed: bool = False
+    #: A switch's preload (:mod:`preload`): its workers, and the entries
+    #: they found up to date.
+    preload_workers: int = 0
+    preloaded: int = 0

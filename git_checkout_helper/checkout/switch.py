@@ -16,6 +16,7 @@ from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
 from ..index_file import CE_INTENT_TO_ADD
 from ..plan import Plan, PlanError, _mode_of, plan_reset, plan_switch, worktree_matches
+from ..preload import Preload, workers_for
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
 from ..sparse import clear_skip_worktree_from_present_files
@@ -50,6 +51,7 @@ def run_checkout(
     if repo.worktree is None:
         raise CheckoutError("fatal: this operation must be run in a work tree", 128)
     lock = IndexLock(repo.dirs.index_path)
+    preload = None
     try:
         co = Checkout(repo, opts, err, trace)
         old = repo.read_index(err.write)
@@ -60,6 +62,8 @@ def run_checkout(
                 out.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
             out.flush()
             raise CheckoutError("error: you need to resolve your current index first", 1)
+        reset = opts.force or clone is not None
+        preload = _start_preload(co, old, reset)  # it lstats while the target is read
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
         if target is not None:
@@ -81,10 +85,9 @@ def run_checkout(
         co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
         co.setup_attributes(target, old.entries)
-        reset = opts.force or clone is not None
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
         try:
-            plan = _merge_trees(co, reset, old, head_commit, target)
+            plan = _merge_trees(co, reset, old, head_commit, target, preload)
         except PlanError as e:
             if not recurse:
                 raise
@@ -101,6 +104,8 @@ def run_checkout(
             raise CheckoutError("", 1)
         entries = write_index(co, lock, plan, target, old, clone)
     except BaseException:
+        if preload is not None:
+            preload.close()
         lock.rollback()
         raise
     if not opts.force and not opts.quiet and clone is None:
@@ -113,9 +118,20 @@ def run_checkout(
     return co.report
 
 
-def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles) -> Plan:
+def _start_preload(co: Checkout, old, reset: bool) -> Preload | None:
+    """``preload_index`` for the refresh before a two-way merge (a oneway
+    merge does not refresh), unless ``core.preloadIndex`` is false or the
+    index is too small for it (:func:`preload.workers_for`)."""
+    n = 0 if reset or not co.core.preload_index else workers_for(len(old.entries), co.opts.online_cpus)
+    co.report.preload_workers = n
+    return Preload(list(old.entries.values()), co.top, old.mtime_ns, co.core, n) if n else None
+
+
+def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
+                 preload: Preload | None = None) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
-    clone) or, after ``refresh_index``, a twoway merge from HEAD."""
+    clone) or, after ``refresh_index`` (``preload``: its preload, running),
+    a twoway merge from HEAD."""
     repo, top = co.repo, co.top
     if reset:
         return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
@@ -123,6 +139,8 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     # No index file yet (``clone -n``, unborn branch): git's
     # initial_checkout, every entry new, untracked files protected.
     unborn = not old.entries and not old.mtime_ns
+    if preload is not None:
+        co.report.preloaded = preload.finish()
     refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
     return plan_switch(EMPTY if unborn else _head_tree(repo, old, head_commit), target, old.entries, top,
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),

@@ -1,0 +1,191 @@
+"""The preload before a switch's refresh (``preload_index``, git_checkout_helper.preload).
+
+The workers' verdicts are checked against :func:`refresh.is_fresh` entry by
+entry (matching, changed, racy, missing, a directory, a gitlink, assume
+unchanged), a worker that fails leaves its whole share to the refresh, and
+none is left behind. Then a switch of a 2,400-file repository with local
+changes (a file touched but unchanged, a file modified) is compared with git's
+(the same index, status, stat-clean diff-files, messages), with the preload
+running and with ``core.preloadIndex=false``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+
+import pytest
+from conftest import git, run_git
+
+from git_checkout_helper.checkout.options import CheckoutOptions
+from git_checkout_helper.checkout.switch import run_checkout
+from git_checkout_helper.coresettings import DEFAULT_CORE
+from git_checkout_helper.index import S_IFGITLINK, Entry
+from git_checkout_helper.preload import PRELOAD_COST, Preload, workers_for
+from git_checkout_helper.refresh import is_fresh
+from git_checkout_helper.repository import Repository
+
+
+def _entry(top: bytes, name: bytes, mode: int = 0o100644) -> Entry:
+    e = Entry(name, mode, b"\0" * 20)
+    e.fill_stat(os.lstat(top + name))
+    e.uptodate = False
+    return e
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A work tree and entries for it: (top, entries, index timestamp in ns)."""
+    top = os.fsencode(tmp_path) + b"/"
+    entries = []
+    for i in range(40):
+        name = b"f%02d" % i
+        with open(top + name, "wb") as f:
+            f.write(b"x" * i)
+        entries.append(_entry(top, name))
+    racy_ns = max(os.lstat(top + e.name).st_mtime_ns for e in entries) + 5_000_000_000
+    # Changed after its entry was made: another size.
+    with open(top + b"f03", "ab") as f:
+        f.write(b"more")
+    # Racy: its mtime is not older than the index.
+    os.utime(top + b"f05", ns=(racy_ns, racy_ns))
+    entries[5] = _entry(top, b"f05")
+    os.unlink(top + b"f07")  # missing
+    os.unlink(top + b"f09")
+    os.mkdir(top + b"f09")  # a directory where the file was
+    entries[11].mode = S_IFGITLINK
+    entries[13].flags |= 0x8000  # CE_VALID (assume unchanged)
+    return top, entries, racy_ns
+
+
+def _expected(top, entries, racy_ns) -> list[bool]:
+    out = []
+    for e in entries:
+        try:
+            st = os.lstat(top + e.name)
+        except OSError:
+            out.append(False)
+            continue
+        out.append(e.mode != S_IFGITLINK and not e.flags & 0x8000 and is_fresh(e, st, racy_ns, DEFAULT_CORE))
+    return out
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 7])
+def test_workers_mark_what_refresh_would(tree, workers):
+    top, entries, racy_ns = tree
+    want = _expected(top, entries, racy_ns)
+    assert want.count(False) == 6 and not want[3] and not want[5]  # the set-up does what it says
+    p = Preload(entries, top, racy_ns, DEFAULT_CORE, workers)
+    assert p.finish() == want.count(True)
+    assert [e.uptodate for e in entries] == want
+
+
+def test_a_failing_worker_leaves_its_share_to_refresh(tree):
+    top, entries, racy_ns = tree
+
+    class Broken:  # a name the worker cannot join to the top: it fails
+        mode, flags, name, uptodate = 0o100644, 0, "not bytes", False
+
+    entries[30] = Broken()
+    p = Preload(entries, top, racy_ns, DEFAULT_CORE, 2)  # shares 0-19, 20-39
+    marked = p.finish()
+    assert not any(e.uptodate for e in entries[20:])
+    assert [e.uptodate for e in entries[:20]] == _expected(top, entries[:20], racy_ns)
+    assert marked == sum(e.uptodate for e in entries[:20]) > 0
+
+
+def test_close_stops_and_reaps(tree):
+    top, entries, racy_ns = tree
+    p = Preload(entries * 200, top, racy_ns, DEFAULT_CORE, 2)
+    pids = [pid for pid, *_ in p._running]
+    p.close()
+    p.close()  # idempotent
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+    assert not any(e.uptodate for e in entries)
+    assert p.finish() == 0
+
+
+def test_workers_for():
+    assert workers_for(PRELOAD_COST - 1, 8) == 0
+    assert workers_for(2 * PRELOAD_COST, 8) == 2
+    assert workers_for(100 * PRELOAD_COST, 8) == 8
+    assert workers_for(100 * PRELOAD_COST, 64) == 20  # git's MAX_PARALLEL
+    assert workers_for(100 * PRELOAD_COST, 1) == 0  # nothing to overlap with on one CPU
+
+
+N_FILES = 2 * PRELOAD_COST + 400
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A repository of N_FILES files in 40 directories; branch other changes 30."""
+    src = tmp_path_factory.mktemp("preload") / "src"
+    env = _env(src.parent)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True, env=env)
+    for i in range(N_FILES):
+        d = src / f"d{i % 40:02d}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}").write_text(f"file {i}\n")
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "main", env=env)
+    git(src, "checkout", "-qb", "other", env=env)
+    for i in range(0, 300, 10):
+        (src / f"d{i % 40:02d}" / f"f{i}").write_text(f"changed {i}\n")
+    git(src, "commit", "-qam", "other", env=env)
+    git(src, "checkout", "-q", "main", env=env)
+    return src, env
+
+
+def _env(home) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG"))}
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
+               GIT_COMMITTER_EMAIL="a@example.com")
+    return env
+
+
+def _twin(src, env, path, preload: bool):
+    git(None, "clone", "-q", str(src), str(path), env=env)
+    if not preload:
+        git(path, "config", "core.preloadIndex", "false", env=env)
+    # The index is written a second after the files: none of them is racy.
+    later = os.stat(path / ".git" / "index").st_mtime + 2
+    os.utime(path / ".git" / "index", (later, later))
+    old = os.stat(path / "d01" / "f1").st_mtime - 10
+    os.utime(path / "d01" / "f1", (old, old))  # new stat data, same content: refreshed
+    (path / "d02" / "f2").write_text("local change\n")  # carried over (other keeps f2)
+    return path
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
+    src, env = big
+    ours = _twin(src, env, tmp_path / "ours", preload)
+    theirs = _twin(src, env, tmp_path / "git", preload)
+    for k in list(os.environ):
+        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", env["HOME"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    out, err = io.StringIO(), io.StringIO()
+    report = run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
+                          CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
+    theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
+    assert out.getvalue() == theirs_run.stdout
+    assert err.getvalue() == theirs_run.stderr
+    if preload:
+        assert report.preload_workers == 2
+        # Every entry but the touched and the modified file (the refresh decides those).
+        assert report.preloaded == N_FILES - 2
+    else:
+        assert report.preload_workers == 0 and report.preloaded == 0
+    assert report.written == 30
+    for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"]):
+        assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
+    assert git(ours, "status", "--porcelain", env=env) == b" M d02/f2\n"
+    # Stat-clean but for the local change: the touched file was refreshed into the index.
+    assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
