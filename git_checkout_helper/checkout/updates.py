@@ -346,18 +346,28 @@ class Checkout(ParallelCheckout):
             if d in self._fresh_dirs:
                 return  # made by this checkout a moment ago: nothing of the user's is in it
         full = top + path
+        # What is there is unlinked without an lstat first (git's
+        # checkout_entry looks before it removes): one system call, not two,
+        # for each file a switch replaces. When that fails, it looks: a
+        # directory (EISDIR; EPERM on macOS) is removed below, nothing there
+        # is nothing to do (a read-only file system says EROFS first).
         try:
-            st = os.lstat(full)
+            os.unlink(full)
+            return
         except FileNotFoundError:
             return
-        if stat_mod.S_ISDIR(st.st_mode):
-            if keep_dir:
+        except OSError:
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
                 return
-            import shutil  # (a directory in a file's way is rare: shutil is 5 ms of start-up)
+            if not stat_mod.S_ISDIR(st.st_mode):
+                raise
+        if keep_dir:
+            return
+        import shutil  # (a directory in a file's way is rare: shutil is 5 ms of start-up)
 
-            shutil.rmtree(full)
-        else:
-            os.unlink(full)
+        shutil.rmtree(full)
 
     def write_special(self, e: Entry, ca: ConvAttrs | None) -> os.stat_result | None:
         """What the coordinator writes itself: symlinks, gitlinks, filtered files."""
