@@ -375,6 +375,12 @@ class ObjectDatabase:
                 pack.close()
         self._packs = None
 
+    def release_pages(self) -> None:
+        """:meth:`packreader.PackReader.release_pages` for every pack read so far."""
+        for pack in self._packs or ():
+            if hasattr(pack, "release_pages"):
+                pack.release_pages()
+
     def close(self) -> None:
         for pack in self._packs or ():
             if hasattr(pack, "_map"):

@@ -75,6 +75,7 @@ def inflate_in_pieces(d, raw: Iterator[bytes], size: int, first: bytes = b"",
         raise ValueError("object size mismatch")
 
 
+_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 _FANOUT = struct.Struct(">256I")
 _U32 = struct.Struct(">I").unpack_from
 _U64 = struct.Struct(">Q").unpack_from
@@ -222,6 +223,16 @@ class PackReader:
         self._cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self._cached = 0
         self._lock = threading.Lock()
+
+    def release_pages(self) -> None:
+        """Let go of the pack's pages this process has mapped (``MADV_DONTNEED``
+        on the read-only mapping: they stay in the page cache, and a later
+        read maps them again). Each page read through the mapping counts in
+        the process's resident size, and the kernel maps 64 KiB around each
+        one; reading the trees of 100,000 files mapped 180 MiB of a 350 MiB
+        pack, more than the rest of the coordinator's memory."""
+        if _MADV_DONTNEED is not None:
+            self._map.madvise(_MADV_DONTNEED)
 
     def close(self) -> None:
         self._cache.clear()
