@@ -292,6 +292,9 @@ def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer) -> i
         out.append(FLUSH_PKT)
         write_in_full(out_fd, b"".join(out))
         handled += len(items)
+        # The pack pages this batch mapped are let go before the next: a
+        # helper's size is then that of a batch, not of its share of the pack.
+        state.odb.release_pages()
 
 
 

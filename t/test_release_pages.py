@@ -1,9 +1,11 @@
-"""Pack pages a process has mapped are let go (``PackReader.release_pages``),
-and a tree walk does so as it goes: the coordinator's peak memory at 100,000
-files was mostly the pages of the pack its tree walk had mapped."""
+"""Pack pages a process has mapped are let go (``PackReader.release_pages``):
+by a tree walk as it goes (the coordinator's peak memory at 100,000 files was
+mostly the pages of the pack its tree walk had mapped) and by a helper after
+each batch."""
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 
@@ -63,3 +65,36 @@ def test_tree_walk_releases_as_it_goes(tmp_path, monkeypatch):
     files = r.tree_of(r.resolve("HEAD")[0]).files
     assert len(files) == 60
     assert len(released) == 31 // 8 + 1  # every eighth tree, and at the end
+
+
+def test_a_helper_releases_after_each_batch(tmp_path, monkeypatch):
+    from git_checkout_helper import helper
+    from git_checkout_helper.entry import CheckoutState
+    from git_checkout_helper.pktline import FLUSH_PKT, pkt_line
+    from git_checkout_helper.wire import REQUEST_LAYOUTS, PcItem, native_stat_layout
+
+    src = _repo(tmp_path, 6, 2)
+    wt = tmp_path / "wt"
+    (wt / "d0").mkdir(parents=True)
+    (wt / "d1").mkdir()
+    rows = [line.split(b"\t") for line in git(src, "ls-tree", "-r", "HEAD").splitlines()]
+    items = [PcItem(id=i, oid=bytes.fromhex(meta.split()[2].decode()), ce_mode=0o100644, name=name)
+             for i, (meta, name) in enumerate(rows)]
+    layout = REQUEST_LAYOUTS["git"]
+    batch = [b"".join(pkt_line(it.encode(layout)) for it in part) + FLUSH_PKT for part in (items[:3], items[3:])]
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    os.write(w_in, b"".join(batch))
+    os.close(w_in)
+    odb = ObjectDatabase(str(src / ".git" / "objects"), "sha1", [])
+    released = []
+    monkeypatch.setattr(odb, "release_pages", lambda: released.append(1))
+    state = CheckoutState(odb, base_dir=os.fsencode(wt) + b"/")
+    try:
+        assert helper.serve(r_in, w_out, state, layout, native_stat_layout(), odb.hash_algo) == 6
+    finally:
+        odb.close()
+        for fd in (r_in, r_out, w_out):
+            os.close(fd)
+    assert len(released) == 2
+    assert sorted(p.name for p in wt.rglob("f*")) == sorted(n.rsplit(b"/")[-1].decode() for _m, n in rows)
