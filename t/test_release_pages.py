@@ -98,3 +98,18 @@ def test_a_helper_releases_after_each_batch(tmp_path, monkeypatch):
             os.close(fd)
     assert len(released) == 2
     assert sorted(p.name for p in wt.rglob("f*")) == sorted(n.rsplit(b"/")[-1].decode() for _m, n in rows)
+
+
+def test_sequential_writes_release_every_few_hundred_items(tmp_path, monkeypatch):
+    from git_checkout_helper.checkout import checkout
+    from git_checkout_helper.checkout.parallel import RELEASE_EVERY_ITEMS
+
+    src = _repo(tmp_path, 2 * RELEASE_EVERY_ITEMS + 10, 4)  # 5 trees
+    wt = tmp_path / "wt"
+    git(None, "clone", "-q", "--no-checkout", str(src), str(wt))
+    released = []
+    monkeypatch.setattr(ObjectDatabase, "release_pages", lambda self: released.append(1))
+    report = checkout(str(wt), None, workers=1, force=True)
+    assert report.sequential_items == 2 * RELEASE_EVERY_ITEMS + 10
+    assert len(released) == 1 + 2  # the tree walk's end, then two in the writes
+    assert git(wt, "status", "--porcelain") == b""

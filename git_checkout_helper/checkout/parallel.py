@@ -28,6 +28,10 @@ from .options import CheckoutError
 
 __all__ = ["MAX_WORKERS", "ParallelCheckout"]
 
+#: Items written sequentially between two releases of the pack pages they
+#: mapped (:meth:`odb.ObjectDatabase.release_pages`).
+RELEASE_EVERY_ITEMS = 512
+
 PENDING = PcItemStatus.PC_ITEM_PENDING
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 COLLIDED = PcItemStatus.PC_ITEM_COLLIDED
@@ -220,7 +224,10 @@ class ParallelCheckout:
                                   drivers=self.drivers)
             state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
             status_of, entries, progress = results.status, q.entries, self.progress
+            odb = self.repo.odb
             for i, item in enumerate(q.items):
+                if i and not i % RELEASE_EVERY_ITEMS:
+                    odb.release_pages()  # (as a helper does after each batch)
                 status, st = write_pc_item(item, state)
                 status_of[i] = status
                 if status == WRITTEN:
