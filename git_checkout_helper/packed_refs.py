@@ -6,10 +6,11 @@ checks every name with ``check_ref_format``, a Python loop over each byte:
 50,000 tags, paid by every checkout that looks up a ref that is not loose
 (``refs/heads/HEAD``, which ``parse_branchname_arg`` always asks about). git
 itself maps the file and bisects it. :func:`read_packed_refs` gets dulwich's
-result with two regular expressions over the whole file: one proves that
-every line is a ref line, a peeled line after a ref line or a comment, with
-names made only of printable ASCII that ``check_ref_format`` allows; the
-other finds any name breaking its component rules. A file either of them
+result with one regular expression over the whole file, whose matches,
+counted against the file's lines, prove that every line is a ref line, a
+peeled line after a ref line or a comment, with names made only of printable
+ASCII that ``check_ref_format`` allows; substring searches then find any name
+breaking its component rules. A file either of them
 finds anything unusual in (a name outside ASCII, a bad line) returns None,
 and dulwich's own reader decides, with its own verdict and message.
 """
@@ -26,12 +27,13 @@ _HEX = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
 _NAME = rb"refs/[!-)+-9;->@-Z\]_-}]*"
 _REF = rb"(" + _HEX + rb") (" + _NAME + rb")\n"
 _PEELED = rb"\^(" + _HEX + rb")\n"
-_FILE = re.compile(rb"(?:#[^\n]*\n|" + _REF + rb"(?:" + _PEELED + rb")?)*")
 _LINES = re.compile(rb"^" + _REF + rb"(?:" + _PEELED + rb")?", re.M)
-#: A component rule broken by a name, searched for in the whole file: ``..``,
+#: A component rule broken by a name, looked for in the whole file: ``..``,
 #: ``@{``, a component that starts with a dot, is empty or ends in ``.lock``,
-#: a name that ends in ``/`` or ``.`` (a name ends its line).
-_BAD_NAME = re.compile(rb"\.\.|@\{|/\.|//|\.lock(?:/|\n)|[/.]\n")
+#: a name that ends in ``/`` or ``.`` (a name ends its line). Each is a plain
+#: substring search (one regular expression of them all took 2.6 ms on
+#: git.git's 2,025 lines; these take 0.1).
+_BAD_NAME = (b"..", b"@{", b"/.", b"//", b".lock/", b".lock\n", b"/\n", b".\n")
 
 
 def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]] | None:
@@ -39,11 +41,14 @@ def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes
     them (the last line of a name wins); None when dulwich must decide."""
     if data and not data.endswith(b"\n"):
         data += b"\n"
-    if _FILE.fullmatch(data) is None:
-        return None
-    if _BAD_NAME.search(data):  # (no id holds these bytes; a comment that does only costs the fast path)
-        return None
     found = _LINES.findall(data)
+    # Every line is a ref line, a peeled line right after one, or a comment:
+    # the lines the matches took and the comments are all the lines there are.
+    comments = data.count(b"\n#") + data.startswith(b"#")
+    if data.count(b"\n") != comments + len(found) + sum(1 for f in found if f[2]):
+        return None
+    if any(bad in data for bad in _BAD_NAME):  # (no id holds these bytes; a comment that does only costs the fast path)
+        return None
     header = data[: data.find(b"\n")]
     with_peeled = header.startswith(b"# pack-refs") and b" peeled" in header
     if not with_peeled and any(peeled for _sha, _name, peeled in found):
