@@ -211,8 +211,6 @@ def _fsmonitor(old: bytes | None, changed: bool, config, nr: int) -> bytes | Non
     """``FSMN``: dropped unless ``core.fsmonitor`` is set (``tweak_fsmonitor``);
     unchanged when nothing changed; otherwise every entry marked not valid
     (``mark_fsmonitor_invalid``), so the next query looks at each again."""
-    from .ewah import ewah_serialize
-
     if old is None:
         return None
     raw = _cfg(config, b"core", b"fsmonitor")
@@ -232,6 +230,8 @@ def _fsmonitor(old: bytes | None, changed: bool, config, nr: int) -> bytes | Non
         head = old[:old.index(b"\0", 4) + 1]
     else:
         return None
+    from .ewah import ewah_serialize
+
     bitmap = ewah_serialize(range(nr))
     return head + len(bitmap).to_bytes(4, "big") + bitmap
 

@@ -32,9 +32,10 @@ from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from .errors import CheckoutError, CloneError
-from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
-from .list_objects_filter import parse_filter
 from .parse import git_parse_maybe_bool
+
+# (fetch_pack and list_objects_filter are imported where objects are fetched:
+# every checkout asks whether the repository is a partial clone, few are.)
 
 __all__ = [
     "PromisorError",
@@ -201,6 +202,8 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise PromisorError(f"unable to read {what} of {_show(paths[first])} ({first.hex()}){more}; "
                             "no promisor remote to fetch from")
+    from .fetch_pack import _Failed, fetch_objects, ssh_command
+
     last_error = None
     remaining = missing
     for remote in remotes:
@@ -307,6 +310,8 @@ def expand_filter(spec: str) -> str:
     """``expand_list_objects_filter_spec``: the form git records and sends
     (``blob:limit=1k`` is ``blob:limit=1024``). :class:`ValueError` for a
     spec ours does not support."""
+    from .list_objects_filter import parse_filter
+
     kind, n = parse_filter(spec)
     if kind == "tree":
         return f"tree:{n}"
@@ -342,6 +347,7 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
     from dulwich.repo import Repo
 
     from .config import read_config
+    from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
     from .odb import discover
 
     spec = expand_filter(filter_spec)

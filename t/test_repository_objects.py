@@ -5,7 +5,8 @@ names no object), and the coordinator's common commands (a clone's
 checkout, a branch switch, a detached switch to an annotated tag) never
 import ``dulwich.repo`` or ``dulwich.object_store``, whose import costs
 about 40 ms of every such command, nor ``subprocess`` (4 ms; needed only
-when a hook, a filter or an exec'd helper runs)."""
+when a hook, a filter or an exec'd helper runs), nor what only a partial
+clone's fetch or a split index needs."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from dulwich.repo import Repo
 from git_checkout_helper.repository import Repository
 from git_checkout_helper.revision import get_oid
 
-HEAVY = ("dulwich.repo", "dulwich.object_store", "dulwich.pack", "subprocess")
+HEAVY = ("dulwich.repo", "dulwich.object_store", "dulwich.pack", "subprocess",
+         "git_checkout_helper.fetch_pack", "git_checkout_helper.list_objects_filter", "git_checkout_helper.ewah")
 
 
 @pytest.fixture
