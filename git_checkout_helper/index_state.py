@@ -288,9 +288,10 @@ def index_bytes(
         keep = [e for e in state.entries if e.flags & 0x3000 and e.name not in names]
         if keep:
             entries = sorted(entries + keep, key=lambda e: (e.name, (e.flags >> 12) & 3))
-    # ce->index: which entries are still the shared index's.
+    # ce->index: which entries are still the shared index's (only a split
+    # index read has any).
     prev = old.entries
-    for e in entries:
+    for e in entries if state is not None and state.split is not None else ():
         if not e.base:
             o = prev.get(e.name)
             if o is not None and o.base and (not switch or (o.mode == e.mode and o.oid == e.oid)):

@@ -71,8 +71,11 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:
         return None
     invalid: set[bytes] = set()
     tf = target.files
-    differing = [p for p, e in plan.entries.items() if tf.get(p) != (e.mode, e.oid)]
-    differing += [p for p in tf if p not in plan.entries]
+    differing = [p for p, e in plan.entries.items() if (t := tf.get(p)) is None or t[1] != e.oid or t[0] != e.mode]
+    # The target's paths the index lacks: none when all the target's paths
+    # were among those compared (the usual case, found without a second pass).
+    if len(tf) != len(plan.entries) - sum(1 for p in differing if p not in tf):
+        differing += [p for p in tf if p not in plan.entries]
     for p in differing:
         d = p
         while True:
