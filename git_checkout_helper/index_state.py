@@ -288,8 +288,7 @@ def index_bytes(
         keep = [e for e in state.entries if e.flags & 0x3000 and e.name not in names]
         if keep:
             entries = sorted(entries + keep, key=lambda e: (e.name, (e.flags >> 12) & 3))
-    # ce->index: which entries are still the shared index's (only a split
-    # index read has any).
+    # ce->index: which entries are still the shared index's (a split index's).
     prev = old.entries
     for e in entries if state is not None and state.split is not None else ():
         if not e.base:
