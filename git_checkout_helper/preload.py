@@ -30,6 +30,7 @@ from itertools import compress, pairwise
 
 from .coresettings import CoreSettings
 from .index import S_IFGITLINK, Entry
+from .workers import STOP_SIGNALS, fork_child
 
 __all__ = ["MAX_PARALLEL", "PRELOAD_COST", "Preload", "workers_for"]
 
@@ -66,13 +67,10 @@ class Preload:
             for start, end in pairwise(bounds):
                 r, w = os.pipe()
                 ours += (r, w)
-                pid = os.fork()
+                pid = fork_child(dict.fromkeys(STOP_SIGNALS, signal.SIG_DFL))
                 if pid == 0:  # the worker
                     code = 1
                     try:
-                        signal.signal(signal.SIGINT, signal.SIG_DFL)
-                        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                        signal.signal(signal.SIGHUP, signal.SIG_DFL)
                         for fd in ours:
                             if fd != w:
                                 os.close(fd)

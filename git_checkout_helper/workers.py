@@ -72,7 +72,7 @@ from .wire import (
     parse_result,
 )
 
-__all__ = ["AHEAD", "Chunker", "HelperPool", "PoolRun", "Results", "split_batches"]
+__all__ = ["AHEAD", "Chunker", "HelperPool", "PoolRun", "Results", "fork_child", "split_batches"]
 
 WRITTEN = PcItemStatus.PC_ITEM_WRITTEN
 
@@ -238,6 +238,27 @@ def split_batches(nr: int, num_workers: int) -> list[tuple[int, int]]:
     return out
 
 
+#: The signals the coordinator stops on (cli installs its handlers for them).
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+def fork_child(child_handlers: dict) -> int:
+    """``os.fork`` with the stopping signals held across it: a child process
+    must never run the coordinator's handlers (they end in its cleanup, which
+    removes index.lock), so the child's ``child_handlers`` (signal: handler)
+    are set before the signals are let through again, in both processes. A
+    signal that came meanwhile is delivered then, to the handler now in place."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            for sig, handler in child_handlers.items():
+                signal.signal(sig, handler)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return pid
+
+
 class ForkedHelper:
     """A helper process forked from the coordinator, with ``Popen``'s interface.
 
@@ -254,7 +275,7 @@ class ForkedHelper:
                  env: dict[str, str] | None) -> None:
         r_in, w_in = os.pipe()
         r_out, w_out = os.pipe()
-        pid = os.fork()
+        pid = fork_child({signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL})
         if pid == 0:  # the child
             code = 128
             try:
@@ -271,8 +292,6 @@ class ForkedHelper:
                 if env is not None:
                     os.environ.clear()
                     os.environ.update(env)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 code = entry(args, os.environ)  # this child's environment, as an exec'd helper's
             except BaseException:  # noqa: BLE001 - nothing may escape into the parent's code
                 pass
