@@ -305,8 +305,8 @@ class ParallelCheckout:
 
     def handle_results(self, q: _Queue, results, filled: bool = False) -> None:
         """``handle_results``: stat into the index; collisions rewritten in order.
-        ``results``: a :class:`workers.Results`; ``filled``: the WRITTEN entries hold their stat data already (the
-        items were written in this process)."""
+        ``results``: a :class:`workers.Results`; ``filled``: the WRITTEN
+        entries hold their stat data already (written in this process)."""
         collided = []
         real_dirs: set[bytes] = set()
         smudge_failed = False
