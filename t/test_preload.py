@@ -189,3 +189,27 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
     assert git(ours, "status", "--porcelain", env=env) == b" M d02/f2\n"
     # Stat-clean but for the local change: the touched file was refreshed into the index.
     assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
+
+
+def test_an_interrupted_finish_leaves_close_every_worker(tree, monkeypatch):
+    from git_checkout_helper import preload
+
+    top, entries, racy_ns = tree
+    p = Preload(entries * 100, top, racy_ns, DEFAULT_CORE, 3)
+    pids = [pid for pid, *_ in p._running]
+    second = p._running[1][1]  # the second worker's pipe
+    real_read = os.read
+
+    def interrupted(fd, n):
+        if fd == second:
+            raise KeyboardInterrupt
+        return real_read(fd, n)
+
+    monkeypatch.setattr(preload.os, "read", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        p.finish()
+    monkeypatch.setattr(preload.os, "read", real_read)
+    p.close()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
