@@ -3,7 +3,8 @@
 The workers' verdicts are checked against :func:`refresh.is_fresh` entry by
 entry (matching, changed, racy, missing, a directory, a gitlink, assume
 unchanged), a worker that fails leaves its whole share to the refresh, and
-none is left behind. Then a switch of a 2,400-file repository with local
+none is left behind, even when finish() is interrupted. Then a switch of a
+4,400-file repository with local
 changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
 running and with ``core.preloadIndex=false``.
