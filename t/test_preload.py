@@ -7,7 +7,8 @@ none is left behind, even when finish() is interrupted. Then a switch of a
 4,400-file repository with local
 changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
-running and with ``core.preloadIndex=false``.
+running and with ``core.preloadIndex=false``, and in a sparse checkout with
+``core.checkStat=minimal``.
 """
 
 from __future__ import annotations
@@ -148,10 +149,13 @@ def _env(home) -> dict[str, str]:
     return env
 
 
-def _twin(src, env, path, preload: bool):
+def _twin(src, env, path, preload: bool, sparse: bool = False):
     git(None, "clone", "-q", str(src), str(path), env=env)
     if not preload:
         git(path, "config", "core.preloadIndex", "false", env=env)
+    if sparse:  # skip-worktree entries (their files absent) and stat data compared minimally
+        git(path, "sparse-checkout", "set", "d00", "d01", "d02", env=env)
+        git(path, "config", "core.checkStat", "minimal", env=env)
     # The index is written a second after the files: none of them is racy.
     later = os.stat(path / ".git" / "index").st_mtime + 2
     os.utime(path / ".git" / "index", (later, later))
@@ -190,6 +194,30 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
     assert git(ours, "status", "--porcelain", env=env) == b" M d02/f2\n"
     # Stat-clean but for the local change: the touched file was refreshed into the index.
     assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
+
+
+def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch):
+    src, env = big
+    ours = _twin(src, env, tmp_path / "ours", True, sparse=True)
+    theirs = _twin(src, env, tmp_path / "git", True, sparse=True)
+    for k in list(os.environ):
+        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", env["HOME"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    out, err = io.StringIO(), io.StringIO()
+    report = run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
+                          CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
+    theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
+    assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
+    in_cone = 3 * N_FILES // 40
+    assert report.preload_workers == 2 and report.preloaded == in_cone - 2  # no skip-worktree file is there
+    for args in (["ls-files", "-s", "-t"], ["status", "--porcelain"], ["diff-files", "--name-only"]):
+        assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
+    assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
+    assert sorted(p.relative_to(ours) for p in ours.rglob("f*") if ".git" not in p.parts) == sorted(
+        p.relative_to(theirs) for p in theirs.rglob("f*") if ".git" not in p.parts)
 
 
 def test_an_interrupted_finish_leaves_close_every_worker(tree, monkeypatch):
