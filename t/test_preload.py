@@ -165,11 +165,12 @@ def _twin(src, env, path, preload: bool, sparse: bool = False):
     return path
 
 
-@pytest.mark.parametrize("preload", [True, False])
-def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
+def _switch_both(big, tmp_path, monkeypatch, preload: bool, sparse: bool = False):
+    """Twins switched to ``other``, ours through the API (two CPUs, whatever
+    this machine has), git with two workers: (ours, git's, our report)."""
     src, env = big
-    ours = _twin(src, env, tmp_path / "ours", preload)
-    theirs = _twin(src, env, tmp_path / "git", preload)
+    ours = _twin(src, env, tmp_path / "ours", preload, sparse)
+    theirs = _twin(src, env, tmp_path / "git", preload, sparse)
     for k in list(os.environ):
         if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
             monkeypatch.delenv(k)
@@ -180,8 +181,14 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
     report = run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
                           CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
     theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
-    assert out.getvalue() == theirs_run.stdout
-    assert err.getvalue() == theirs_run.stderr
+    assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
+    return ours, theirs, report
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
+    env = big[1]
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload)
     if preload:
         assert report.preload_workers == 2
         # Every entry but the touched and the modified file (the refresh decides those).
@@ -197,20 +204,8 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
 
 
 def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch):
-    src, env = big
-    ours = _twin(src, env, tmp_path / "ours", True, sparse=True)
-    theirs = _twin(src, env, tmp_path / "git", True, sparse=True)
-    for k in list(os.environ):
-        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
-            monkeypatch.delenv(k)
-    monkeypatch.setenv("HOME", env["HOME"])
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    out, err = io.StringIO(), io.StringIO()
-    report = run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
-                          CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
-    theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
-    assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
+    env = big[1]
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, sparse=True)
     in_cone = 3 * N_FILES // 40
     assert report.preload_workers == 2 and report.preloaded == in_cone - 2  # no skip-worktree file is there
     for args in (["ls-files", "-s", "-t"], ["status", "--porcelain"], ["diff-files", "--name-only"]):
