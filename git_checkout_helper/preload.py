@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from itertools import compress, pairwise
 
 from .coresettings import CoreSettings
-from .index import S_IFGITLINK, Entry
+from .index import Entry
+from .refresh import is_fresh, refreshable
 from .workers import STOP_SIGNALS, fork_child
 
 __all__ = ["MAX_PARALLEL", "PRELOAD_COST", "Preload", "workers_for"]
@@ -56,8 +57,6 @@ class Preload:
 
     def __init__(self, entries: Sequence[Entry], top: bytes, racy_timestamp_ns: int, core: CoreSettings,
                  workers: int) -> None:
-        from .refresh import is_fresh
-
         self.entries = entries
         self._running: list[tuple[int, int, int, int]] = []  # (pid, read end, start, end)
         nr = len(entries)
@@ -77,7 +76,7 @@ class Preload:
                         out = bytearray(end - start)
                         for i in range(start, end):
                             e = entries[i]
-                            if e.mode == S_IFGITLINK or e.flags & 0x8000:  # as refresh_entries skips them
+                            if not refreshable(e):
                                 continue
                             try:
                                 st = os.lstat(top + e.name)

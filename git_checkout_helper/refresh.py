@@ -25,9 +25,16 @@ from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, Entry, is_racy_stat
+from .index_file import CE_VALID
 from .plan import type_matches, worktree_matches
 
-__all__ = ["is_fresh", "refresh_entries", "smudge_racily_clean"]
+__all__ = ["is_fresh", "refresh_entries", "refreshable", "smudge_racily_clean"]
+
+
+def refreshable(e: Entry) -> bool:
+    """Whether refresh looks at ``e`` at all: not a gitlink, not CE_VALID
+    (assume-unchanged, which the user vouches for)."""
+    return e.mode != S_IFGITLINK and not e.flags & CE_VALID
 
 
 def _stat_ok(e: Entry, st: os.stat_result, core: CoreSettings) -> bool:
@@ -51,7 +58,7 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
     unchanged files, in place (compared as the ``core.*`` settings say,
     :mod:`coresettings`)."""
     for path, e in entries.items():
-        if e.uptodate or e.mode == S_IFGITLINK or e.flags & 0x8000:  # gitlinks; CE_VALID (assume-unchanged)
+        if e.uptodate or not refreshable(e):
             continue
         try:
             st = os.lstat(top + path)
