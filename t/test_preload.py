@@ -7,8 +7,8 @@ none is left behind, even when finish() is interrupted. Then a switch of a
 4,400-file repository with local
 changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
-running and with ``core.preloadIndex=false``, and in a sparse checkout with
-``core.checkStat=minimal``.
+running and with ``core.preloadIndex=false``, in a split index of version 4,
+and in a sparse checkout with ``core.checkStat=minimal``.
 """
 
 from __future__ import annotations
@@ -149,13 +149,16 @@ def _env(home) -> dict[str, str]:
     return env
 
 
-def _twin(src, env, path, preload: bool, sparse: bool = False):
+def _twin(src, env, path, preload: bool, setup: str = "plain"):
     git(None, "clone", "-q", str(src), str(path), env=env)
     if not preload:
         git(path, "config", "core.preloadIndex", "false", env=env)
-    if sparse:  # skip-worktree entries (their files absent) and stat data compared minimally
+    if setup == "sparse":  # skip-worktree entries (their files absent) and stat data compared minimally
         git(path, "sparse-checkout", "set", "d00", "d01", "d02", env=env)
         git(path, "config", "core.checkStat", "minimal", env=env)
+    elif setup == "split-v4":  # entries from a shared index, names prefix-compressed
+        git(path, "config", "core.splitIndex", "true", env=env)
+        git(path, "update-index", "--index-version", "4", "--split-index", env=env)
     # The index is written a second after the files: none of them is racy.
     later = os.stat(path / ".git" / "index").st_mtime + 2
     os.utime(path / ".git" / "index", (later, later))
@@ -165,12 +168,12 @@ def _twin(src, env, path, preload: bool, sparse: bool = False):
     return path
 
 
-def _switch_both(big, tmp_path, monkeypatch, preload: bool, sparse: bool = False):
+def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"):
     """Twins switched to ``other``, ours through the API (two CPUs, whatever
     this machine has), git with two workers: (ours, git's, our report)."""
     src, env = big
-    ours = _twin(src, env, tmp_path / "ours", preload, sparse)
-    theirs = _twin(src, env, tmp_path / "git", preload, sparse)
+    ours = _twin(src, env, tmp_path / "ours", preload, setup)
+    theirs = _twin(src, env, tmp_path / "git", preload, setup)
     for k in list(os.environ):
         if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
             monkeypatch.delenv(k)
@@ -185,10 +188,10 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, sparse: bool = False
     return ours, theirs, report
 
 
-@pytest.mark.parametrize("preload", [True, False])
-def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
+@pytest.mark.parametrize("preload, setup", [(True, "plain"), (False, "plain"), (True, "split-v4")])
+def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup):
     env = big[1]
-    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload)
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload, setup)
     if preload:
         assert report.preload_workers == 2
         # Every entry but the touched and the modified file (the refresh decides those).
@@ -198,6 +201,9 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
     assert report.written == 30
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"]):
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
+    index, gits = (ours / ".git" / "index").read_bytes(), (theirs / ".git" / "index").read_bytes()
+    assert index[4:8] == gits[4:8] == (b"\0\0\0\4" if setup == "split-v4" else b"\0\0\0\2")
+    assert (b"link" in index) == (b"link" in gits) == (setup == "split-v4")  # still split, as git's
     assert git(ours, "status", "--porcelain", env=env) == b" M d02/f2\n"
     # Stat-clean but for the local change: the touched file was refreshed into the index.
     assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
@@ -205,7 +211,7 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload):
 
 def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch):
     env = big[1]
-    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, sparse=True)
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, "sparse")
     in_cone = 3 * N_FILES // 40
     assert report.preload_workers == 2 and report.preloaded == in_cone - 2  # no skip-worktree file is there
     for args in (["ls-files", "-s", "-t"], ["status", "--porcelain"], ["diff-files", "--name-only"]):
