@@ -8,7 +8,7 @@ none is left behind, even when finish() is interrupted. Then a switch of a
 changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
 running and with ``core.preloadIndex=false``, in a split index of version 4,
-and in a sparse checkout with ``core.checkStat=minimal``.
+in a linked worktree, and in a sparse checkout with ``core.checkStat=minimal``.
 """
 
 from __future__ import annotations
@@ -159,9 +159,13 @@ def _twin(src, env, path, preload: bool, setup: str = "plain"):
     elif setup == "split-v4":  # entries from a shared index, names prefix-compressed
         git(path, "config", "core.splitIndex", "true", env=env)
         git(path, "update-index", "--index-version", "4", "--split-index", env=env)
+    elif setup == "linked":  # the switch runs in a linked worktree (its own index, .git a file)
+        git(path, "worktree", "add", "-q", "-b", "wt", str(path) + ".wt", "main", env=env)
+        path = path.parent / (path.name + ".wt")
     # The index is written a second after the files: none of them is racy.
-    later = os.stat(path / ".git" / "index").st_mtime + 2
-    os.utime(path / ".git" / "index", (later, later))
+    index = path / git(path, "rev-parse", "--git-path", "index", env=env).decode().strip()
+    later = os.stat(index).st_mtime + 2
+    os.utime(index, (later, later))
     old = os.stat(path / "d01" / "f1").st_mtime - 10
     os.utime(path / "d01" / "f1", (old, old))  # new stat data, same content: refreshed
     (path / "d02" / "f2").write_text("local change\n")  # carried over (other keeps f2)
@@ -188,7 +192,8 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     return ours, theirs, report
 
 
-@pytest.mark.parametrize("preload, setup", [(True, "plain"), (False, "plain"), (True, "split-v4")])
+@pytest.mark.parametrize("preload, setup", [(True, "plain"), (False, "plain"), (True, "split-v4"),
+                                            (True, "linked")])
 def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup):
     env = big[1]
     ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload, setup)
@@ -201,7 +206,8 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup):
     assert report.written == 30
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"]):
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
-    index, gits = (ours / ".git" / "index").read_bytes(), (theirs / ".git" / "index").read_bytes()
+    index, gits = ((p / git(p, "rev-parse", "--git-path", "index", env=env).decode().strip()).read_bytes()
+                   for p in (ours, theirs))
     assert index[4:8] == gits[4:8] == (b"\0\0\0\4" if setup == "split-v4" else b"\0\0\0\2")
     assert (b"link" in index) == (b"link" in gits) == (setup == "split-v4")  # still split, as git's
     assert git(ours, "status", "--porcelain", env=env) == b" M d02/f2\n"
