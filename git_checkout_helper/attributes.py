@@ -6,7 +6,13 @@ file, ``core.attributesFile``, then ``.gitattributes`` from the root down to
 the file's own directory, then ``$GIT_DIR/info/attributes``. At checkout git
 reads ``.gitattributes`` from the index being checked out before the work tree
 (``GIT_ATTR_CHECKOUT``), so the caller hands us the blobs of the target tree.
-Parsing and pattern matching reuse dulwich's :mod:`dulwich.attrs`.
+Parsing and matching are git 2.39's own (``parse_attr_line`` in :mod:`attr`;
+``path_matches`` in :class:`_LazyPattern`, over the project's wildmatch
+translation, ``pathspec._wildmatch_source``), not dulwich's ``dulwich.attrs``:
+importing that cost 15 to 20 ms of every start-up, with its ``logging``,
+``dataclasses`` and ``inspect`` (``python -X importtime``: this module took
+32 ms with it, 15 ms without), more than reading git.git's attribute files
+and checking all its 4,800 paths (10 ms).
 
 Speed: the list of patterns that can apply is built once per directory, and
 when no attribute source exists at all every item gets the same answer
@@ -17,19 +23,19 @@ without any matching (git.git checks 4,800 paths; dulwich's checkout spends
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
-from io import BytesIO
 
-from dulwich.attrs import Pattern, parse_git_attributes
-
+from .attr import AttrFile, read_attr
 from .config import git_config_bool
 from .convert import ConvertCrlfAction as A
 from .convert import EolConfig
+from .pathspec import _wildmatch_source
 
-__all__ = ["ConvAttrs", "ConvertDriver", "AttributeStack", "convert_attrs"]
+__all__ = ["AttrFile", "ConvAttrs", "ConvertDriver", "AttributeStack", "convert_attrs"]
 
-_BUILTIN_MACROS = {b"binary": {b"diff": False, b"merge": False, b"text": False}}
-_WANTED = (b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encoding")
+_BUILTIN_MACROS = {b"binary": [(b"diff", False), (b"merge", False), (b"text", False)]}
+_WANTED = frozenset((b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encoding"))
 
 
 class ConvertDriver:
@@ -77,58 +83,73 @@ class AttributeValueError(Exception):
     """An attribute value git dies on (``git_path_check_encoding``)."""
 
 
-class _LazyPattern(Pattern):
-    """dulwich's ``Pattern``, its regular expression compiled on its first
+def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
+    """``read_attr`` (:mod:`attr`): the patterns of one ``.gitattributes``
+    (of directory ``base``), each with its states, in file order; its macros
+    (only where ``allow_macros``: the root, info, global and system files, as
+    git's ``READ_ATTR_MACRO_OK``) go to ``macros``, a later definition
+    winning. A pattern with a trailing ``/`` (``PATTERN_FLAG_MUSTBEDIR``)
+    matches only a directory, never a file checkout asks about: it is left
+    out, and so is an empty one (``""``), which matches no name."""
+    out = []
+    for is_macro, name, states in read_attr(data, allow_macros):
+        if is_macro:
+            macros[name] = states
+        elif name and not name.endswith(b"/"):
+            out.append((_LazyPattern(name, base), states))
+    return out
+
+
+_WILDCARDS = frozenset(b"*?[\\")
+
+
+def _simple_length(p: bytes) -> int:
+    """``simple_length``: the length of the literal lead, before the first glob character."""
+    return next((i for i, c in enumerate(p) if c in _WILDCARDS), len(p))
+
+
+class _LazyPattern:
+    """One pattern of a ``.gitattributes`` as ``parse_path_pattern`` leaves
+    it: ``pattern`` its bytes (a leading ``/`` kept: it anchors), ``base`` the
+    directory of its file (b"" for the root). :meth:`match` is attr.c's
+    ``path_matches`` for a file at or below ``base``: a pattern without a
+    slash is ``match_basename``, wildmatch of the path's last component
+    without ``WM_PATHNAME``; one with a slash is ``match_pathname``: the
+    literal lead (up to the first glob character) compared, then the rest by
+    wildmatch with ``WM_PATHNAME``, on its own, so a ``**`` right after the
+    lead counts as at the start (``/foo**/x`` matches ``foox`` and
+    ``foo/a/x``, as git's). Its regular expression is compiled on the first
     ``match``: most patterns never need one (no attribute checkout reads, or
-    a shape :func:`_matcher` tests without it), and compiling all of them
-    was most of the cost of reading git.git's attribute files. A pattern
-    whose expression does not compile matches nothing, as one skipped when
-    read did."""
+    a shape :func:`_matcher` tests without it), and compiling all of them was
+    most of the cost of reading git.git's attribute files."""
+
+    __slots__ = ("pattern", "base", "_nodir", "_regex")
 
     def __init__(self, pattern: bytes, base: bytes = b"") -> None:
         self.pattern = pattern
         self.base = base
-        self._regex = None
-        self._broken = False
+        self._nodir = b"/" not in pattern  # PATTERN_FLAG_NODIR
+        self._regex: re.Pattern | None = None
+
+    def _compile(self) -> re.Pattern:
+        raw = self.pattern
+        if self._nodir:
+            source = _wildmatch_source(raw, False)
+        else:
+            rel = raw[1:] if raw.startswith(b"/") else raw
+            cut = _simple_length(rel)
+            rest = _wildmatch_source(rel[cut:], True)
+            lead = (self.base + b"/" if self.base else b"") + rel[:cut]
+            source = None if rest is None else re.escape(lead) + rest
+        return re.compile(b"(?!)" if source is None else source, re.DOTALL)
 
     def match(self, path: bytes) -> bool:
-        if self._regex is None:
-            if self._broken:
-                return False
-            try:
-                self._compile()
-            except Exception:  # noqa: BLE001 - as a malformed pattern skipped when read
-                self._broken = True
-                return False
-        return super().match(path)
-
-
-def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
-    out = []
-    for pattern, attrs in parse_git_attributes(BytesIO(data)):
-        if pattern.startswith(b"[attr]"):
-            if allow_macros:
-                macros[pattern[6:]] = dict(attrs)
-            continue
-        if pattern.startswith(b"!"):
-            continue  # negative patterns are forbidden in gitattributes
-        out.append((_LazyPattern(pattern, base), attrs))
-    return out
-
-
-def _expand(attrs: Mapping[bytes, object], macros: dict) -> list[tuple[bytes, object]]:
-    """Macro expansion: a set macro name also sets the macro's attributes."""
-    out: list[tuple[bytes, object]] = []
-    for name, value in attrs.items():
-        name = name.encode() if isinstance(name, str) else name
-        if isinstance(value, str):
-            value = value.encode()
-        macro = macros.get(name)
-        if macro is not None and value is True:
-            for k, v in macro.items():
-                out.append((k.encode() if isinstance(k, str) else k, v.encode() if isinstance(v, str) else v))
-        out.append((name, value))
-    return out
+        regex = self._regex
+        if regex is None:
+            regex = self._regex = self._compile()
+        if self._nodir:
+            return regex.fullmatch(path, path.rfind(b"/") + 1) is not None
+        return regex.fullmatch(path) is not None
 
 
 class AttributeStack:
@@ -143,18 +164,20 @@ class AttributeStack:
         system_attributes: bytes | None = None,
     ) -> None:
         """``read_gitattributes(dir)`` returns the bytes of ``<dir>/.gitattributes``
-        (dir is b"" for the root) or None; ``has_gitattributes(dir)`` answers cheaply
-        whether one exists."""
+        (dir is b"" for the root) or None: a blob, or an :class:`AttrFile` when
+        read from the work tree; ``has_gitattributes(dir)`` answers cheaply
+        whether one exists. The other three are the contents of files."""
         self._read = read_gitattributes
         self._has = has_gitattributes
-        self.macros = dict(_BUILTIN_MACROS)
+        self.macros: dict[bytes, list] = dict(_BUILTIN_MACROS)
         self._low: list = []
         for data in (system_attributes, global_attributes):
             if data:
-                self._low += _parse(data, b"", self.macros, True)
+                self._low += _parse(AttrFile(data), b"", self.macros, True)
         root = read_gitattributes(b"") if has_gitattributes(b"") else None
         self._root = _parse(root, b"", self.macros, True) if root else []
-        self._info = _parse(info_attributes, b"", self.macros, True) if info_attributes else []
+        self._info = _parse(AttrFile(info_attributes), b"", self.macros, True) if info_attributes else []
+        self._relevant = _relevant(self.macros)
         self._dirs: dict[bytes, list] = {b"": self._low + self._root}
         self._matchers: dict[bytes, list] = {}
         self._compiled: dict[int, list] = {}  # id of a _dirs list (kept alive there) -> matchers
@@ -177,14 +200,14 @@ class AttributeStack:
 
     def _dir_matchers(self, d: bytes) -> list:
         """The patterns that can apply in ``d`` (its own and its ancestors', then
-        info/attributes), compiled once per directory: each pattern's macros
-        expanded and cut down to the attributes checkout asks about; a pattern
-        left with none is dropped (git.git's root file has 21 patterns, 13 of
-        them about whitespace, diff or conflict markers); then a matcher
-        cheaper than a regular expression where the pattern's shape allows
-        (see :func:`_matcher`). Macros cannot change after the constructor
-        (only the root, info and global files may define them), so expanding
-        here gives what expanding per path gave."""
+        info/attributes), compiled once per directory: each pattern's states
+        cut down to the attributes checkout asks about and the macros that
+        lead to one (:func:`_relevant`); a pattern left with none is dropped
+        (git.git's root file has 21 patterns, 13 of them about whitespace,
+        diff or conflict markers); then a matcher cheaper than a regular
+        expression where the pattern's shape allows (see :func:`_matcher`).
+        Macros cannot change after the constructor (only the root, info,
+        global and system files may define them)."""
         return self._dir_index(d).matchers
 
     def _dir_index(self, d: bytes) -> _DirIndex:
@@ -195,9 +218,10 @@ class AttributeStack:
             plist = self._dir_patterns(d)
             got = self._compiled.get(id(plist))
             if got is None:
-                got = _DirIndex()
-                for pattern, attrs in (*plist, *self._info):
-                    wanted = [(n, v) for n, v in _expand(attrs, self.macros) if n in _WANTED]
+                got = _DirIndex(self.macros)
+                relevant = self._relevant
+                for pattern, states in (*plist, *self._info):
+                    wanted = [(n, v) for n, v in states if n in relevant]
                     if wanted:
                         got.add(pattern, wanted)
                 got.finish()
@@ -212,15 +236,30 @@ class AttributeStack:
         return self._dir_index(path[:slash] if slash != -1 else b"").check(path, slash)
 
 
+def _relevant(macros: Mapping[bytes, list]) -> frozenset[bytes]:
+    """The attributes checkout asks about, and the macros whose expansion
+    sets one of them, directly or through another macro: a state of any
+    other attribute cannot change what checkout sees."""
+    relevant = set(_WANTED)
+    grew = True
+    while grew:
+        grew = False
+        for name, states in macros.items():
+            if name not in relevant and any(n in relevant for n, _v in states):
+                relevant.add(name)
+                grew = True
+    return frozenset(relevant)
+
+
 class _DirIndex:
     """The patterns that can apply in one directory, indexed by shape so that
     a path is matched against the few that can match it, not against each:
     ``*.ext`` by the path's tail (one dictionary probe per distinct suffix
     length), a plain name by the path's last component, an anchored literal
     path by the path; the rest (globs) one by one (:func:`_matcher`). The
-    patterns a path matches are applied in file order, later lines winning,
-    exactly as matching every pattern in turn did; the result for each set
-    of matching patterns is computed once. Results are shared: read only.
+    patterns a path matches then decide as in git (:meth:`_fill`); the
+    result for each set of matching patterns is computed once. Results are
+    shared: read only.
 
     :meth:`for_dir` then cuts the index down to what can match a file of one
     directory: an anchored pattern whose literal lead (``Documentation/`` of
@@ -231,11 +270,12 @@ class _DirIndex:
     nothing there. On git.git no directory is left with a pattern to test
     one by one."""
 
-    __slots__ = ("matchers", "_wanted", "_suffixes", "_lengths", "_names", "_paths", "_others", "_always",
-                 "_results")
+    __slots__ = ("matchers", "_macros", "_wanted", "_suffixes", "_lengths", "_names", "_paths", "_others",
+                 "_always", "_results")
 
-    def __init__(self) -> None:
+    def __init__(self, macros: Mapping[bytes, list]) -> None:
         self.matchers: list = []  # (match, wanted) in file order
+        self._macros = macros
         self._wanted: list = []
         self._suffixes: dict[bytes, list[int]] = {}
         self._lengths: tuple[int, ...] = ()
@@ -245,7 +285,7 @@ class _DirIndex:
         self._always: tuple[int, ...] = ()  # patterns every file of the directory matches (for_dir)
         self._results: dict[tuple[int, ...], dict] = {(): {}}
 
-    def add(self, pattern: Pattern, wanted: list) -> None:
+    def add(self, pattern: _LazyPattern, wanted: list) -> None:
         i = len(self._wanted)
         self._wanted.append(wanted)
         self.matchers.append((_matcher(pattern), wanted))
@@ -326,22 +366,36 @@ class _DirIndex:
         key = tuple(sorted(hits))
         result = self._results.get(key)
         if result is None:
-            result = {}
-            wanted = self._wanted
-            for i in key:
-                for name, value in wanted[i]:
-                    if value is None:
-                        result.pop(name, None)
-                    else:
-                        result[name] = value
-            self._results[key] = result
+            result = self._results[key] = self._fill(key)
         return result
 
+    def _fill(self, key: tuple[int, ...]) -> dict[bytes, object]:
+        """attr.c's ``fill``: the matching patterns from the last (the top
+        of the stack: info/attributes, then the deepest file, each file from
+        its end), each line's states from its last; the first state found
+        for an attribute decides it (``!name`` too: unspecified), and an
+        attribute that a state newly sets to true and that names a macro
+        then fills the macro's states the same way (``macroexpand_one``). So
+        ``binary text`` leaves text set and ``-text binary`` leaves it unset
+        (by the macro), and a later line's ``-binary`` keeps an earlier
+        line's ``binary`` from expanding at all."""
+        found: dict[bytes, object] = {}
+        macros = self._macros
 
-_WILDCARDS = frozenset(b"*?[\\")
+        def fill_one(states: list) -> None:
+            for name, value in reversed(states):
+                if name not in found:
+                    found[name] = value
+                    if value is True and name in macros:
+                        fill_one(macros[name])
+
+        for i in reversed(key):
+            fill_one(self._wanted[i])
+        return {name: value for name, value in found.items() if value is not None and name in _WANTED}
 
 
-def _lead(pattern: Pattern) -> bytes | None:
+
+def _lead(pattern: _LazyPattern) -> bytes | None:
     """The literal lead of an anchored pattern (one with a slash), from its
     base: every path it matches starts with it; None for the others."""
     raw = pattern.pattern
@@ -349,11 +403,10 @@ def _lead(pattern: Pattern) -> bytes | None:
         return None
     rel = raw[1:] if raw.startswith(b"/") else raw
     full = pattern.base + b"/" + rel if pattern.base else rel
-    cut = next((i for i, c in enumerate(full) if c in _WILDCARDS), len(full))
-    return full[:cut]
+    return full[:_simple_length(full)]
 
 
-def _shape(pattern: Pattern) -> tuple[str, bytes | None]:
+def _shape(pattern: _LazyPattern) -> tuple[str, bytes | None]:
     """How :class:`_DirIndex` files a pattern, by the shapes :func:`_matcher`
     tests without a regular expression: ``("suffix", ".ext")`` for ``*.ext``
     (no slash, no other wildcard: any path ending so), ``("name", n)`` for a
@@ -373,7 +426,7 @@ def _shape(pattern: Pattern) -> tuple[str, bytes | None]:
     return "other", None
 
 
-def _in_dir(pattern: Pattern, d: bytes) -> tuple[str, bytes | None]:
+def _in_dir(pattern: _LazyPattern, d: bytes) -> tuple[str, bytes | None]:
     """An anchored glob for the files directly in ``d``, decided once for
     all of them when its last component is ``*`` (``("all", None)``),
     ``*.ext`` (``("suffix", ".ext")``) or a plain name (``("name", n)``), or
@@ -385,9 +438,14 @@ def _in_dir(pattern: Pattern, d: bytes) -> tuple[str, bytes | None]:
     last slash meets the path's last slash, and what comes before must match
     ``d`` itself, whatever the file's name. So a name made to fit the last
     component tells, through the pattern's own expression, whether ``d``
-    matches (``/Documentation/**/*.adoc`` in ``Documentation/technical``)."""
+    matches (``/Documentation/**/*.adoc`` in ``Documentation/technical``).
+    Not so when a ``**`` follows a literal lead that does not end in a slash
+    (``/foo**/*.c`` matches ``foox.c``: see :class:`_LazyPattern`)."""
     raw = pattern.pattern
     rel = raw[1:] if raw.startswith(b"/") else raw
+    cut = _simple_length(rel)
+    if cut and rel[cut - 1:cut] != b"/" and rel[cut:cut + 2] == b"**":
+        return "other", None
     full = pattern.base + b"/" + rel if pattern.base else rel
     last = full[full.rfind(b"/") + 1 :]
     if last == b"*":
@@ -401,15 +459,16 @@ def _in_dir(pattern: Pattern, d: bytes) -> tuple[str, bytes | None]:
     return (kind, key) if pattern.match(d + b"/" + sample if d else sample) else ("none", None)
 
 
-def _matcher(pattern: Pattern) -> Callable[[bytes], bool]:
+def _matcher(pattern: _LazyPattern) -> Callable[[bytes], bool]:
     """A test equivalent to ``pattern.match`` for paths at or below its base.
 
     The common shapes skip the regular expression: ``*.ext`` (no slash: any
     path whose last component ends with ``.ext``, which is any path ending
     with it, the suffix holding no slash), a plain name (no slash: the last
     component equals it) and an anchored plain path (``/name``, ``a/b``).
-    Everything else keeps dulwich's wildmatch translation, behind a cheap
-    test of the literal lead when the pattern is anchored (has a slash)."""
+    Everything else keeps the pattern's own expression (:class:`_LazyPattern`),
+    behind a cheap test of the literal lead when the pattern is anchored
+    (has a slash)."""
     raw = pattern.pattern
     if b"/" not in raw:
         if raw.startswith(b"*") and len(raw) > 1 and not _WILDCARDS.intersection(raw[1:]):
@@ -421,8 +480,8 @@ def _matcher(pattern: Pattern) -> Callable[[bytes], bool]:
     else:
         rel = raw[1:] if raw.startswith(b"/") else raw
         full = pattern.base + b"/" + rel if pattern.base else rel
-        cut = next((i for i, c in enumerate(full) if c in _WILDCARDS), None)
-        if cut is None:
+        cut = _simple_length(full)
+        if cut == len(full):
             return lambda path: path == full
         # Anchored: no path outside its literal lead (``Documentation/`` of
         # ``/Documentation/**/*.adoc``) can match; most fail that test.

@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 
-from .attributes import AttributeStack, ConvAttrs, convert_attrs
+from .attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs
 from .convert import convert_is_binary, gather_stats
 from .encoding import encode_to_git
 from .index import Entry
@@ -83,7 +83,7 @@ class CheckinAttributes:
             if fd is not None:
                 try:
                     with os.fdopen(fd, "rb") as f:
-                        return f.read()
+                        return AttrFile(f.read())  # read as a file, not a blob (attributes.AttrFile)
                 except OSError:
                     return None
             e = index.get(name(d))

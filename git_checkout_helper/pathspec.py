@@ -60,8 +60,18 @@ class _Item:
         return self.regex is not None and self.regex.fullmatch(path) is not None
 
 
+_CLASSES = {b"alpha": rb"a-zA-Z", b"digit": rb"0-9", b"alnum": rb"a-zA-Z0-9", b"upper": rb"A-Z",
+            b"lower": rb"a-z", b"space": rb" \t\n\r\f\v", b"xdigit": rb"0-9a-fA-F",
+            b"punct": re.escape(b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), b"blank": rb" \t",
+            b"cntrl": rb"\x00-\x1f\x7f", b"print": rb"\x20-\x7e", b"graph": rb"\x21-\x7e"}
+
+
 def _bracket(p: bytes, i: int, pathname: bool) -> tuple[bytes, int] | None:
-    """The regex class for the bracket expression at ``p[i] == '['``, and the index after it."""
+    """The regex class for the bracket expression at ``p[i] == '['``, and the
+    index after it; None where wildmatch gives up (no closing bracket, an
+    unknown ``[:class:]``): nothing matches. As wildmatch: ``[:`` not closed
+    by ``:]`` before the next ``]`` is a literal ``[``; a reversed range
+    (``z-a``) matches its first character only."""
     j = i + 1
     neg = j < len(p) and p[j:j + 1] in (b"!", b"^")
     if neg:
@@ -78,19 +88,16 @@ def _bracket(p: bytes, i: int, pathname: bool) -> tuple[bytes, int] | None:
             return cls, j + 1
         first = False
         if c == b"[" and p[j + 1:j + 2] == b":":
-            end = p.find(b":]", j + 2)
-            if end == -1:
+            close = p.find(b"]", j + 2)
+            if close == -1:
                 return None
-            name = p[j + 2:end].decode("ascii", "replace")
-            cls = {"alpha": rb"a-zA-Z", "digit": rb"0-9", "alnum": rb"a-zA-Z0-9", "upper": rb"A-Z",
-                   "lower": rb"a-z", "space": rb" \t\n\r\f\v", "xdigit": rb"0-9a-fA-F",
-                   "punct": re.escape(b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "blank": rb" \t",
-                   "cntrl": rb"\x00-\x1f\x7f", "print": rb"\x20-\x7e", "graph": rb"\x21-\x7e"}.get(name)
-            if cls is None:
-                return None
-            parts.append(cls)
-            j = end + 2
-            continue
+            if close > j + 2 and p[close - 1:close] == b":":
+                cls = _CLASSES.get(p[j + 2:close - 1])
+                if cls is None:
+                    return None
+                parts.append(cls)
+                j = close + 1
+                continue
         if c == b"\\" and j + 1 < len(p):
             j += 1
             c = p[j:j + 1]
@@ -100,7 +107,7 @@ def _bracket(p: bytes, i: int, pathname: bool) -> tuple[bytes, int] | None:
             if hi == b"\\" and k < len(p):
                 hi = p[k:k + 1]
                 k += 1
-            parts.append(re.escape(c) + b"-" + re.escape(hi))
+            parts.append(re.escape(c) + b"-" + re.escape(hi) if c <= hi else re.escape(c))
             j = k
             continue
         parts.append(re.escape(c))
@@ -108,8 +115,13 @@ def _bracket(p: bytes, i: int, pathname: bool) -> tuple[bytes, int] | None:
     return None  # no closing bracket: wildmatch aborts, nothing matches
 
 
-def _wildmatch_regex(p: bytes, pathname: bool, icase: bool) -> re.Pattern:
-    """``wildmatch(pattern, path, WM_PATHNAME if pathname)`` as a regex over bytes."""
+def _wildmatch_source(p: bytes, pathname: bool) -> bytes | None:
+    """``wildmatch(pattern, text, WM_PATHNAME if pathname)`` as the source of
+    a regular expression over bytes (for ``re.DOTALL`` and ``fullmatch``), or
+    None for a pattern that matches nothing (wildmatch gives up on it, or it
+    ends in a lone backslash). Under ``WM_PATHNAME`` a ``**`` at the start or
+    after a slash, and at the end or before a slash, spans directories (none
+    too, for ``**/``); before ``\\/`` it spans at least one."""
     out: list[bytes] = []
     i = 0
     while i < len(p):
@@ -126,6 +138,8 @@ def _wildmatch_regex(p: bytes, pathname: bool, icase: bool) -> re.Pattern:
                 else:
                     out.append(b"(?:.*/)?")
                     j += 1
+            elif j - i >= 2 and (i == 0 or p[i - 1:i] == b"/") and p[j:j + 2] == b"\\/":
+                out.append(b".*")
             else:
                 out.append(b"[^/]*")
             i = j
@@ -135,16 +149,24 @@ def _wildmatch_regex(p: bytes, pathname: bool, icase: bool) -> re.Pattern:
         elif c == b"[":
             br = _bracket(p, i, pathname)
             if br is None:
-                return re.compile(b"(?!)")
+                return None
             out.append(br[0])
             i = br[1]
-        elif c == b"\\" and i + 1 < len(p):
+        elif c == b"\\":
+            if i + 1 == len(p):
+                return None
             out.append(re.escape(p[i + 1:i + 2]))
             i += 2
         else:
             out.append(re.escape(c))
             i += 1
-    return re.compile(b"".join(out), re.DOTALL | (re.IGNORECASE if icase else 0))
+    return b"".join(out)
+
+
+def _wildmatch_regex(p: bytes, pathname: bool, icase: bool) -> re.Pattern:
+    """``wildmatch(pattern, path, WM_PATHNAME if pathname)`` as a regex over bytes."""
+    source = _wildmatch_source(p, pathname)
+    return re.compile(b"(?!)" if source is None else source, re.DOTALL | (re.IGNORECASE if icase else 0))
 
 
 def _normalize(path: str, original: str) -> str:

@@ -1,12 +1,14 @@
 """The attribute stack's per-directory index (attributes._DirIndex) gives what
 matching every pattern in file order gives, for every path.
 
-The reference is the definition: each pattern that can apply in the path's
-directory (its own and its ancestors' files, info/attributes), in order, its
-values overriding earlier ones, a pattern's ``!attr`` unsetting it; matched
-with dulwich's wildmatch ``Pattern.match``. Patterns of every shape the index
-files differently (``*.ext``, plain names, anchored literal paths, globs)
-are mixed in random files over random trees, with macros.
+The reference is the definition (attr.c's ``fill``): each pattern that can
+apply in the path's directory (its own and its ancestors' files, then
+info/attributes) matched with the pattern's own ``match``, from the last;
+each line's states from its last; the first state found for an attribute
+decides it, and one newly set true that names a macro fills the macro's
+states the same way. Patterns of every shape the index files differently
+(``*.ext``, plain names, anchored literal paths, globs) are mixed in random
+files over random trees, with macros (nested, unset, unspecified).
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from dulwich.attrs import Pattern
 
-from git_checkout_helper.attributes import AttributeStack, _expand
+from git_checkout_helper.attributes import AttributeStack, _LazyPattern
 
 SHAPES = [
     b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*sh", b"*.SH", b"*", b"*.[ch]", b"t????-*.sh", b"Makefile",
@@ -25,35 +26,42 @@ SHAPES = [
     # anchored globs decided per directory (attributes._in_dir), and some that are not
     b"/docs/**/*.adoc", b"**/*.sh", b"/*", b"/*.md", b"*/*.c", b"sub/*/Makefile", b"/sub/dir/*",
     b"docs/**/index.md", b"/t/t????-*.sh", b"/sub/**/*", b"/*/dir/*.sh", b"**/x/*", b"/docs/*.md",
+    # a ``**`` right after a literal lead that does not end in a slash (attributes._LazyPattern)
+    b"/sub**/*.sh", b"/do**/index.md", b"/a**",
 ]
 ATTRS = [b"text", b"-text", b"!text", b"eol=lf", b"eol=crlf", b"!eol", b"ident", b"-ident", b"binary",
-         b"crlf", b"-crlf", b"filter=lfs", b"working-tree-encoding=UTF-16", b"whitespace=trail", b"mymacro"]
+         b"crlf", b"-crlf", b"filter=lfs", b"working-tree-encoding=UTF-16", b"whitespace=trail", b"mymacro",
+         b"-mymacro", b"!mymacro", b"outer", b"-binary", b"!binary"]
 DIRS = [b"", b"sub", b"docs", b"sub/dir", b"docs/x", b"t", b"docs/x/y", b"sub/x", b"a/dir", b"x"]
 NAMES = [b"Makefile", b"a.sh", b"b.c", b"b.h", b"README.md", b"index.md", b"foo", b"a.tar.gz", b"x.gz",
-         b"ash", b"A.SH", b"t0000-basic.sh", b".sh", b"a*b", b"axb", b"z", b"y.adoc", b"other"]
+         b"ash", b"A.SH", b"t0000-basic.sh", b".sh", b"a*b", b"axb", b"z", b"y.adoc", b"other", b"subx.sh",
+         b"doindex.md"]
 
 
 def reference(stack: AttributeStack, path: bytes) -> dict:
     slash = path.rfind(b"/")
     d = path[:slash] if slash != -1 else b""
-    result: dict = {}
-    for pattern, attrs in (*stack._dir_patterns(d), *stack._info):
-        if not Pattern(pattern.pattern, pattern.base).match(path):
-            continue
-        for name, value in _expand(attrs, stack.macros):
-            if name not in (b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encoding"):
-                continue
-            if value is None:
-                result.pop(name, None)
-            else:
-                result[name] = value
-    return result
+    found: dict = {}
+
+    def fill(states):
+        for name, value in reversed(states):
+            if name not in found:
+                found[name] = value
+                if value is True and name in stack.macros:
+                    fill(stack.macros[name])
+
+    for pattern, states in reversed((*stack._dir_patterns(d), *stack._info)):
+        if _LazyPattern(pattern.pattern, pattern.base).match(path):
+            fill(states)
+    wanted = (b"crlf", b"ident", b"filter", b"eol", b"text", b"working-tree-encoding")
+    return {name: value for name, value in found.items() if value is not None and name in wanted}
 
 
 def random_file(rng: random.Random, macros: bool) -> bytes:
     lines = []
     if macros:
         lines.append(b"[attr]mymacro text eol=crlf -ident")
+        lines.append(b"[attr]outer mymacro filter=outer -text")
     for _ in range(rng.randint(1, 12)):
         lines.append(rng.choice(SHAPES) + b" " + b" ".join(rng.sample(ATTRS, rng.randint(1, 3))))
     return b"\n".join(lines) + b"\n"

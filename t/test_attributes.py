@@ -1,22 +1,24 @@
-"""The attribute stack's fast matchers against dulwich's wildmatch regexes.
+"""The attribute stack's fast matchers against the patterns' own expressions.
 
-``attributes._matcher`` replaces ``Pattern.match`` for common pattern shapes;
-every pattern/path pair here must get the same answer from both (for paths at
-or below the pattern's base, the only ones the stack asks it about)."""
+``attributes._matcher`` replaces ``_LazyPattern.match`` (attr.c's
+``path_matches``, checked against git in test_attr_parse.py) for common
+pattern shapes; every pattern/path pair here must get the same answer from
+both (for paths at or below the pattern's base, the only ones the stack asks
+it about)."""
 
 from __future__ import annotations
 
 import itertools
 
 import pytest
-from dulwich.attrs import Pattern
 
-from git_checkout_helper.attributes import AttributeStack, _matcher
+from git_checkout_helper.attributes import AttributeStack, _LazyPattern, _matcher
 
 PATTERNS = [
     b"*.sh", b"*.c", b"*", b"*.tar.gz", b"Makefile", b".sh", b"README.md", b"*.[ch]", b"t????-*.sh",
     b"/Makefile", b"/docs/index.md", b"docs/index.md", b"/docs/*", b"docs/**/*.adoc", b"**/foo", b"a\\*b",
-    b"*sh", b"sub/", b"x/y/z", b"*.SH", b"/docs/a*", b"t[0-9]*/*", b"/sub/*.sh", b"sub/**",
+    b"*sh", b"x/y/z", b"*.SH", b"/docs/a*", b"t[0-9]*/*", b"/sub/*.sh", b"sub/**", b"/sub**/a.sh",
+    b"a*b", b"[!a]*", b"*/*", b"?",
 ]
 PATHS = [
     b"Makefile", b"sub/Makefile", b"Makefile.in", b"a.sh", b"sub/a.sh", b"sub/dir/a.sh", b".sh", b"sub/.sh",
@@ -32,7 +34,7 @@ def test_fast_matcher_agrees_with_wildmatch(base):
     for raw, path in itertools.product(PATTERNS, PATHS):
         if base and not path.startswith(base + b"/"):
             continue
-        p = Pattern(raw, base)
+        p = _LazyPattern(raw, base)
         assert _matcher(p)(path) == p.match(path), (raw, base, path)
         checked += 1
     assert checked > 100 if not base else checked > 20

@@ -29,7 +29,7 @@ import stat as stat_mod
 from collections.abc import Callable, Container
 from typing import TextIO
 
-from ..attributes import AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
+from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from ..autoworkers import AutoWorkers
 from ..cleancheck import CheckinAttributes
 from ..collisions import Collisions
@@ -145,7 +145,7 @@ class Checkout(ParallelCheckout):
             try:
                 fd = os.open(self.top + name(d), os.O_RDONLY | os.O_NOFOLLOW)
                 with os.fdopen(fd, "rb") as f:
-                    return f.read()
+                    return AttrFile(f.read())  # read as a file, not a blob (attributes.AttrFile)
             except OSError:
                 return None
 
