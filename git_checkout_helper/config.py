@@ -1,11 +1,14 @@
 """Settings, read as git reads them.
 
 Mirrors ``config.c`` for where values come from (system, global, the
-repository, then ``GIT_CONFIG_COUNT`` / ``GIT_CONFIG_PARAMETERS``, i.e. ``git
--c``, which win) and ``parallel-checkout.c:get_parallel_checkout_configs``
-for the worker count and threshold. Files are parsed by dulwich's
-``ConfigFile``; the two environment forms of ``-c`` are parsed here because
-dulwich only knows ``GIT_CONFIG_COUNT``.
+repository, then the command line: ``GIT_CONFIG_COUNT`` and
+``GIT_CONFIG_PARAMETERS``, i.e. ``git -c``, which win), its
+``git_config_from_parameters`` (with ``parse_config_env_list``,
+``git_config_parse_parameter``, ``git_config_parse_key`` and their
+messages) for the command line, and ``parallel-checkout.c:
+get_parallel_checkout_configs`` for the worker count and threshold. Files are
+parsed by :mod:`configfile` (git's parser; dulwich's is not imported on this
+path: it cost every checkout ~20 ms of start-up).
 
 Nothing here looks at ``os.environ``: callers pass the environment in, so the
 CLI layer stays the only reader of the process environment.
@@ -18,8 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from dulwich.config import ConfigFile, StackedConfig, env_config
-
+from .configfile import ConfigFile, ConfigParseError, StackedConfig, read_config_file, split_key
 from .convert import EolConfig
 from .parse import git_parse_maybe_bool
 
@@ -44,87 +46,196 @@ DEFAULT_NUM_WORKERS = 1
 #: ``checkout.workers=auto``: chosen per checkout by :mod:`autoworkers`.
 AUTO_WORKERS = "auto"
 
+CONFIG_DATA_ENVIRONMENT = "GIT_CONFIG_PARAMETERS"
+CONFIG_COUNT_ENVIRONMENT = "GIT_CONFIG_COUNT"
+#: What git dies with after any error in the command-line config.
+CMDLINE_CONFIG_FATAL = "unable to parse command-line config"
+_INT_MAX = (1 << 31) - 1
+_ULONG_MAX = (1 << 64) - 1
+
 
 class ConfigError(Exception):
-    """A bad setting; the message names it and its value."""
+    """A bad setting; the message names it and its value. ``error``, when
+    set, is the line git prints (``error: ...``) before its ``fatal:`` one."""
+
+    def __init__(self, message: str, error: str | None = None) -> None:
+        super().__init__(message)
+        self.error = error
 
 
-def _sq_token(text: str, i: int) -> tuple[str, int]:
-    """``sq_dequote_step``: one '...' token, with '\\'' standing for a quote."""
+def _cmdline_error(message: str) -> ConfigError:
+    """git's ``error()`` in the command-line config, then its death."""
+    return ConfigError(CMDLINE_CONFIG_FATAL, error=message)
+
+
+def _isspace(c: str) -> bool:
+    """git's ``isspace``."""
+    return c in " \t\n\r"
+
+
+def _iskeychar(c: str) -> bool:
+    return c.isascii() and (c.isalnum() or c == "-")
+
+
+def git_config_parse_key(key: str) -> str:
+    """``git_config_parse_key``: the key with its section and variable name
+    lowercased (the subsection as it is), or git's error."""
+    last_dot = key.rfind(".")
+    if last_dot <= 0:
+        raise _cmdline_error(f"key does not contain a section: {key}")
+    if last_dot == len(key) - 1:
+        raise _cmdline_error(f"key does not contain variable name: {key}")
+    first_dot = key.find(".")
+    section, middle, name = key[:first_dot], key[first_dot:last_dot + 1], key[last_dot + 1:]
+    # (checked from left to right, as git does: the first fault is the one named)
+    if not all(_iskeychar(c) for c in section):
+        raise _cmdline_error(f"invalid key: {key}")
+    if "\n" in middle:
+        raise _cmdline_error(f"invalid key (newline): {key}")
+    if not all(_iskeychar(c) for c in name) or not (name[0].isascii() and name[0].isalpha()):
+        raise _cmdline_error(f"invalid key: {key}")
+    return section.lower() + middle + name.lower()
+
+
+def _config_parse_pair(key: str, value: str | None) -> tuple[str, str | None]:
+    """``config_parse_pair``."""
+    if not key:
+        raise _cmdline_error("empty config key")
+    return git_config_parse_key(key), value
+
+
+def _sq_dequote_step(text: str, i: int) -> tuple[str | None, int | None]:
+    """``sq_dequote_step``: the '...' token at ``i`` (``'\\''`` and ``'\\!'``
+    standing for the character), and where the rest starts (None at the
+    end); (None, None) when there is no such token."""
     if i >= len(text) or text[i] != "'":
-        raise ConfigError(f"bogus format in GIT_CONFIG_PARAMETERS: {text!r}")
+        return None, None
     out = []
     i += 1
     while True:
         j = text.find("'", i)
         if j == -1:
-            raise ConfigError(f"bogus format in GIT_CONFIG_PARAMETERS: {text!r}")
+            return None, None
         out.append(text[i:j])
         i = j + 1
-        if text.startswith("\\''", i):
-            out.append("'")
+        if i == len(text):
+            return "".join(out), None
+        if text[i] == "\\" and text[i + 1:i + 2] in ("'", "!") and text[i + 2:i + 3] == "'":
+            out.append(text[i + 1])
             i += 3
             continue
         return "".join(out), i
 
 
+def _git_config_parse_parameter(text: str) -> tuple[str, str | None]:
+    """``git_config_parse_parameter``: an old-style ``key=value`` token (a
+    key alone is a variable without ``=``)."""
+    key, eq, value = text.partition("=")
+    key = key.strip(" \t\n\r")
+    if not key:
+        raise _cmdline_error(f"bogus config parameter: {text}")
+    return _config_parse_pair(key, value if eq else None)
+
+
+def _new_style_value(text: str, i: int) -> tuple[str | None, int | None]:
+    """The value of a new-style ``'key'='value'`` pair, after its ``=``."""
+    bogus = _cmdline_error(f"bogus format in {CONFIG_DATA_ENVIRONMENT}")
+    if i < len(text) and text[i] == "'":
+        value, nxt = _sq_dequote_step(text, i)
+        if value is None or (nxt is not None and not _isspace(text[nxt])):
+            raise bogus
+        return value, nxt
+    if i >= len(text) or _isspace(text[i]):
+        return None, (i if i < len(text) else None)  # an implicit bool: 'key'=
+    raise bogus
+
+
 def parse_config_parameters(text: str) -> list[tuple[str, str | None]]:
-    """Parse ``GIT_CONFIG_PARAMETERS`` (both ``'k=v'`` and ``'k'='v'`` forms)."""
+    """``parse_config_env_list``: (key, value) of ``GIT_CONFIG_PARAMETERS``,
+    both the ``'k=v'`` and the ``'k'='v'`` forms, keys as
+    :func:`git_config_parse_key` gives them; git's error as a ConfigError."""
     out: list[tuple[str, str | None]] = []
-    i = 0
-    n = len(text)
-    while True:
-        while i < n and text[i].isspace():
-            i += 1
-        if i >= n:
-            return out
-        tok, i = _sq_token(text, i)
-        if i < n and text[i] == "=":
-            i += 1
-            if i < n and text[i] == "'":
-                value, i = _sq_token(text, i)
-                out.append((tok, value))
-            else:
-                out.append((tok, None))
+    cur: int | None = 0
+    while cur is not None and cur < len(text):
+        key, cur = _sq_dequote_step(text, cur)
+        if key is None:
+            raise _cmdline_error(f"bogus format in {CONFIG_DATA_ENVIRONMENT}")
+        if cur is None or _isspace(text[cur]):
+            out.append(_git_config_parse_parameter(key))
+        elif text[cur] == "=":
+            value, cur = _new_style_value(text, cur + 1)
+            out.append(_config_parse_pair(key, value))
         else:
-            key, eq, value = tok.partition("=")
-            out.append((key, value if eq else None))
+            raise _cmdline_error(f"bogus format in {CONFIG_DATA_ENVIRONMENT}")
+        while cur is not None and cur < len(text) and _isspace(text[cur]):
+            cur += 1
+    return out
 
 
-def _split_key(key: str) -> tuple[tuple[bytes, ...], bytes]:
-    first, last = key.find("."), key.rfind(".")
-    if first <= 0 or last == len(key) - 1:
-        raise ConfigError(f"invalid config key: {key}")
-    section = key[:first].lower().encode()
-    name = key[last + 1 :].lower().encode()
-    if first == last:
-        return (section,), name
-    return (section, key[first + 1 : last].encode()), name
+_STRTOUL = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
+def _strtoul(text: str) -> tuple[int, str]:
+    """C's ``strtoul(text, &end, 10)``: the number and what follows it."""
+    m = _STRTOUL.match(text)
+    if m is None:
+        return 0, text
+    digits = m.group(2).lstrip("0")
+    n = int(digits or "0") if len(digits) <= 20 else _ULONG_MAX + 1  # (int() refuses huge strings)
+    if n > _ULONG_MAX:
+        n = _ULONG_MAX
+    elif m.group(1) == "-":
+        n = -n & _ULONG_MAX
+    return n, text[m.end():]
+
+
+def _config_count_pairs(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The ``GIT_CONFIG_COUNT`` / ``GIT_CONFIG_KEY_<n>`` /
+    ``GIT_CONFIG_VALUE_<n>`` settings (git_config_from_parameters)."""
+    raw = environ.get(CONFIG_COUNT_ENVIRONMENT)
+    if raw is None:
+        return []
+    count, rest = _strtoul(raw)
+    if rest:
+        raise _cmdline_error(f"bogus count in {CONFIG_COUNT_ENVIRONMENT}")
+    if count > _INT_MAX:
+        raise _cmdline_error(f"too many entries in {CONFIG_COUNT_ENVIRONMENT}")
+    out = []
+    for i in range(count):
+        key = environ.get(f"GIT_CONFIG_KEY_{i}")
+        if key is None:
+            raise _cmdline_error(f"missing config key GIT_CONFIG_KEY_{i}")
+        value = environ.get(f"GIT_CONFIG_VALUE_{i}")
+        if value is None:
+            raise _cmdline_error(f"missing config value GIT_CONFIG_VALUE_{i}")
+        out.append(_config_parse_pair(key, value))
+    return out
 
 
 def _params_config(environ: Mapping[str, str]) -> ConfigFile | None:
-    text = environ.get("GIT_CONFIG_PARAMETERS")
-    if not text:
+    """``git_config_from_parameters``: the command line's settings as one
+    config, ``GIT_CONFIG_COUNT``'s first, then ``GIT_CONFIG_PARAMETERS``'
+    (read last, they win); None when there are none."""
+    pairs = _config_count_pairs(environ)
+    text = environ.get(CONFIG_DATA_ENVIRONMENT)
+    if text:
+        pairs += parse_config_parameters(text)
+    if not pairs:
         return None
     cf = ConfigFile()
-    for key, value in parse_config_parameters(text):
-        section, name = _split_key(key)
-        cf.set(section, name, b"true" if value is None else value.encode())
+    for key, value in pairs:
+        section, name = split_key(os.fsencode(key))
+        cf.add(section, name, None if value is None else os.fsencode(value))
     return cf
 
 
 def read_config(dirs: GitDirs | None, environ: Mapping[str, str]) -> StackedConfig:
-    """The config stack git would see: ``-c`` first, then repo, global, system."""
+    """The config stack git would see: the command line first, then the
+    worktree's config, the repository's, global, system."""
     backends: list[ConfigFile] = []
     params = _params_config(environ)
     if params is not None:
         backends.append(params)
-    try:
-        counted = env_config(environ)
-    except (KeyError, ValueError) as e:
-        raise ConfigError(str(e).strip("'\"")) from None
-    if counted is not None:
-        backends.append(counted)
     if dirs is not None:
         wt_config = getattr(dirs, "worktree_config_path", None)  # extensions.worktreeConfig
         if wt_config:
@@ -137,9 +248,13 @@ def read_config(dirs: GitDirs | None, environ: Mapping[str, str]) -> StackedConf
 
 def _append_file(backends: list[ConfigFile], path: str) -> None:
     try:
-        backends.append(ConfigFile.from_path(path))
+        backends.append(read_config_file(path))
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         pass
+    except ConfigParseError as e:
+        raise ConfigError(str(e)) from None
+    except ValueError as e:  # dulwich's verdict on a file with includes
+        raise ConfigError(f"bad config file: {path}: {e}") from None
 
 
 def _global_config_paths(environ: Mapping[str, str]) -> list[str]:
@@ -170,8 +285,9 @@ def _get(config, section: bytes, name: bytes) -> bytes | None:
 
 def get_exact(config, section: tuple[bytes, ...], name: bytes) -> bytes | None:
     """``section.name`` from the highest-priority file that has exactly that
-    section: dulwich's ``get`` falls back from ``submodule.<name>.active`` to
-    ``submodule.active``, which git never does."""
+    section. Our configs' ``get`` never falls back from
+    ``submodule.<name>.active`` to ``submodule.active`` (git never does), but
+    dulwich's, which callers may still hand in, does."""
     for backend in getattr(config, "backends", [config]):
         try:
             return backend[section][name]

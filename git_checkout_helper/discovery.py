@@ -38,6 +38,7 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 
+from .configfile import ConfigParseError, read_config_file
 from .parse import git_parse_maybe_bool
 
 __all__ = [
@@ -169,24 +170,19 @@ class RepositoryFormat:
 
 
 def _config_items(path: str) -> list[tuple[str, bytes | None]] | None:
-    """Every ``section[.sub].name`` = value of one config file, in file order
-    (None when there is no such file). Parsing only: nothing is run."""
-    from dulwich.config import ConfigFile
-
+    """Every ``section[.sub].name`` = value of one config file, in file order,
+    as git's config callbacks get them (value None for a variable without
+    ``=``); None when there is no such file. Parsing only: nothing is run.
+    A syntax error is git's ``bad config line N in file PATH``."""
     try:
-        cf = ConfigFile.from_path(path)
+        cf = read_config_file(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
         return None
-    except (ValueError, UnicodeDecodeError) as e:
+    except ConfigParseError as e:
+        raise NotAGitRepository(str(e)) from None
+    except ValueError as e:  # dulwich's verdict on a file with includes
         raise NotAGitRepository(f"bad config file: {path}: {e}") from None
-    out: list[tuple[str, bytes | None]] = []
-    for section in cf.sections():
-        name = section[0].decode("utf-8", "replace").lower()
-        if len(section) > 1:
-            name += "." + section[1].decode("utf-8", "replace")
-        for key, value in cf.items(section):
-            out.append((f"{name}.{key.decode('utf-8', 'replace').lower()}", value))
-    return out
+    return [(key.decode("utf-8", "replace"), value) for key, value in cf.entries()]
 
 
 def _bool(key: str, value: bytes | None) -> bool:

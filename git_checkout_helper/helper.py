@@ -498,6 +498,8 @@ def main(argv: list[str], env: MutableMapping[str, str]) -> int:
     try:
         _run(prefix, wire, filters, threads, env, held)
     except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
+        if getattr(e, "error", None):  # git's error() line before its death (a bad `-c`)
+            sys.stderr.write(f"error: {e.error}\n")
         return _die(str(e))
     except BrokenPipeError:
         return _die("checkout helper: the coordinator closed the pipe")

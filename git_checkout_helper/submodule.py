@@ -44,8 +44,8 @@ With ``-f`` the submodules are reset, as git resets them.
 from __future__ import annotations
 
 import os
-from io import BytesIO
 
+from .configfile import ConfigFile, ConfigParseError, parse_config
 from .index import Entry
 from .repository import Repository
 from .wrapper import write_in_full
@@ -88,12 +88,11 @@ def submodule_names(repo: Repository, index: dict[bytes, Entry], head: dict) -> 
 
 def parse_gitmodules(data: bytes) -> dict[bytes, bytes]:
     """path -> name of a ``.gitmodules`` text. Names ``check_submodule_name``
-    refuses are ignored, as git ignores them."""
-    from dulwich.config import ConfigFile
-
+    refuses are ignored, as git ignores them; ``include`` is a variable like
+    any other there, as in git (which reads ``.gitmodules`` without includes)."""
     try:
-        cf = ConfigFile.from_file(BytesIO(data))
-    except Exception:  # noqa: BLE001 - a broken .gitmodules names no submodule
+        cf = ConfigFile.from_entries(parse_config(data, "file .gitmodules"))
+    except ConfigParseError:  # a broken .gitmodules names no submodule
         return {}
     names: dict[bytes, bytes] = {}
     for section in cf.sections():
