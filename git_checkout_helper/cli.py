@@ -278,6 +278,7 @@ def _run_coordinated(fn) -> int:
     from .errors import CloneError
     from .index import IndexLockedError, IndexWriteError
     from .index_file import IndexFormatError
+    from .objects import CorruptObject
     from .odb import NotAGitRepository
     from .plan import PlanError
     from .repository import RevisionError
@@ -297,7 +298,9 @@ def _run_coordinated(fn) -> int:
         return 1
     except (IndexLockedError, IndexWriteError) as e:
         return _die(str(e))
-    except (NotAGitRepository, ConfigError, CloneError, AttributeValueError) as e:
+    except (NotAGitRepository, ConfigError, CloneError, AttributeValueError, CorruptObject) as e:
+        if getattr(e, "error", None):  # git's error() line before its death (a bad `-c`)
+            sys.stderr.write(f"error: {e.error}\n")
         return _die(str(e), getattr(e, "code", 128))
     except RevisionError as e:
         sys.stderr.write(f"error: {e}\n")

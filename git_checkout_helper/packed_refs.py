@@ -1,4 +1,5 @@
-"""Reading ``packed-refs`` fast: ``refs/packed-backend.c``'s reader, for dulwich's refs.
+"""Reading ``packed-refs`` fast: ``refs/packed-backend.c``'s reader, for
+:mod:`refs` and for dulwich's refs container.
 
 dulwich's ``DiskRefsContainer`` parses ``packed-refs`` a line at a time and
 checks every name with ``check_ref_format``, a Python loop over each byte:

@@ -8,11 +8,11 @@ abbreviated ids, ``HEAD``, branch, tag, remote-tracking names, ``^{tree}``-free)
 entry (``refs/files-backend.c``).
 
 Objects are read through our own :class:`~odb.ObjectDatabase` and parsed by
-dulwich's object classes; refs through dulwich's ``DiskRefsContainer``, made
-directly. Neither dulwich's ``Repo`` nor its object store is opened unless
-something only they do is asked for (a commit walk, an abbreviated id, an
-alternate's pack): importing them costs a checkout about 40 ms before its
-first file, as much as git's whole set-up of a 5,000-file tree.
+:mod:`objects`; refs by :mod:`refs`. Neither dulwich's ``Repo`` nor its
+object store is opened unless something only they do is asked for (a
+commit walk, an abbreviated id, an alternate's pack): importing them costs
+a checkout about 40 ms before its first file, as much as git's whole set-up
+of a 5,000-file tree.
 """
 
 from __future__ import annotations
@@ -21,17 +21,12 @@ import os
 from binascii import unhexlify
 from collections.abc import Mapping
 
-from dulwich.objects import Commit, ShaFile, Tag, Tree
-
-try:  # the extension's parser, without the module's pure-Python fallback chain
-    from dulwich._objects import parse_tree
-except ImportError:  # pragma: no cover - a dulwich built without its extensions
-    from dulwich.objects import parse_tree
-
 from . import packed_refs
 from .config import read_config
 from .discovery import SetupEnv
+from .objects import Commit, GitObject, Tag, Tree, parse_object, parse_tree
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
+from .refs import Refs
 from .wrapper import list_dir
 
 __all__ = ["Repository", "RevisionError", "TreeFiles"]
@@ -84,19 +79,6 @@ def _open_dulwich(dirs: GitDirs, store):
     return r
 
 
-def _open_refs(dirs: GitDirs):
-    """The refs container dulwich's ``Repo`` would make (shared refs in the
-    common dir, per-worktree ones in the git dir), with the fast
-    ``packed-refs`` reader. No reflog logger: every ref update here passes
-    no message, so dulwich's logger would write nothing, and the reflog
-    lines are ours (:meth:`Repository.update_head`)."""
-    from dulwich.refs import DiskRefsContainer
-
-    refs = DiskRefsContainer(dirs.commondir, dirs.gitdir)
-    packed_refs.install(refs)
-    return refs
-
-
 class Repository:
     """The repository a checkout runs in."""
 
@@ -133,16 +115,19 @@ class Repository:
         return self._dulwich
 
     @property
-    def refs(self):
-        """dulwich's refs container for this repository (:func:`_open_refs`)."""
+    def refs(self) -> Refs:
+        """This repository's refs (:class:`refs.Refs`: shared refs in the
+        common dir, per-worktree ones in the git dir). No reflog logger:
+        every ref update here passes no message, and the reflog lines are
+        ours (:meth:`update_head`)."""
         if self._refs is None:
-            self._refs = _open_refs(self.dirs)
+            self._refs = Refs(self.dirs.commondir, self.dirs.gitdir)
         return self._refs
 
-    def object(self, hexsha: bytes) -> ShaFile:
-        """The object ``hexsha`` names, as the object store's ``store[hexsha]``
-        gives it (its id checked against its bytes), read through our
-        object database. KeyError when there is no such object."""
+    def object(self, hexsha: bytes) -> GitObject:
+        """The object ``hexsha`` names (:func:`objects.parse_object`: its id
+        checked against its bytes), read through our object database.
+        KeyError when there is no such object."""
         fmt = self.odb.object_format
         if len(hexsha) != fmt.hex_length:
             raise KeyError(hexsha)
@@ -151,7 +136,7 @@ class Repository:
         except ValueError:
             raise KeyError(hexsha) from None
         type_num, raw = self.odb.read_raw(oid)
-        return ShaFile.from_raw_string(type_num, raw, verify_sha=hexsha, object_format=fmt)
+        return parse_object(type_num, raw, hexsha, fmt.name)
 
     def close(self) -> None:
         if self._dulwich is not None:

@@ -29,8 +29,8 @@ import os
 import re
 
 import msgspec
-from dulwich.objects import Commit, Tag, Tree
 
+from .objects import Commit, Tag, Tree
 from .repository import Repository, RevisionError
 
 __all__ = ["BranchOptions", "Target", "Unsupported", "get_oid", "parse_checkout_args", "unique_tracking_name"]
@@ -497,7 +497,7 @@ def check_branch_options(bo: BranchOptions, t: Target) -> None:
 
 def valid_branch_name(name: str) -> bool:
     """``strbuf_check_branch_ref``: refs/heads/<name> is a valid ref name."""
-    from dulwich.refs import check_ref_format
+    from .refs import check_ref_format
 
     if not name or name.startswith("-") or name == "HEAD":
         return False

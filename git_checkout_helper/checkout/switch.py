@@ -10,11 +10,10 @@ import sys
 from binascii import unhexlify
 from typing import TextIO
 
-from dulwich.objects import Commit
-
 from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
 from ..index_file import CE_INTENT_TO_ADD
+from ..objects import Commit
 from ..plan import Plan, PlanError, _mode_of, plan_reset, plan_switch, worktree_matches
 from ..preload import Preload, workers_for
 from ..refresh import refresh_entries

@@ -1,0 +1,156 @@
+"""Reading refs as the files backend does: ``refs_resolve_ref_unsafe``
+(refs.c) over ``files_read_raw_ref`` (refs/files-backend.c): a loose file,
+in the git dir for a per-worktree name (``HEAD``, ``refs/bisect/``,
+``refs/worktree/``, ``refs/rewritten/``) and in the common dir for the
+others, else the ``packed-refs`` line; ``ref: `` files followed, at most
+five deep.
+
+Why not dulwich's ``DiskRefsContainer`` for this: importing ``dulwich.refs``
+brings ``dulwich.file`` and its dependencies, part of the 20 ms dulwich
+adds to every command's start-up, when a checkout reads two or three refs.
+Reading is all :class:`Refs` does itself, and only for what it knows it
+reads as that container reads it: names its fast check judges
+(:func:`_loose_name`, the rules of ``check_ref_format``), and a
+``packed-refs`` file :func:`packed_refs.read_packed_refs` parses. Anything
+else (an unusual name or file, listing refs, writing them) goes to
+dulwich's container, made on first need, so the answers never differ.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .packed_refs import read_packed_refs
+
+__all__ = ["Refs", "check_ref_format", "is_per_worktree_ref"]
+
+SYMREF = b"ref: "
+#: ``SYMREF_MAXDEPTH``: symbolic refs followed at most this deep.
+SYMREF_MAXDEPTH = 5
+
+#: One component ``check_ref_format`` allows: no control byte, space, DEL,
+#: ``~^:?*[\\`` or slash, and no leading dot (``..``, ``@{``, a trailing dot
+#: and ``.lock`` are tested apart).
+_COMPONENT = rb"[^\x00-\x20\x7f~^:?*\[\\/.][^\x00-\x20\x7f~^:?*\[\\/]*"
+_RELATIVE_NAME = re.compile(rb"(?:" + _COMPONENT + rb"/)+" + _COMPONENT)
+
+
+def is_per_worktree_ref(name: bytes) -> bool:
+    """Names a linked worktree keeps in its own git dir (pseudorefs too)."""
+    return not name.startswith(b"refs/") or name.startswith((b"refs/bisect/", b"refs/worktree/", b"refs/rewritten/"))
+
+
+def check_ref_format(name: bytes) -> bool:
+    """``check_refname_format`` without options, as dulwich's container
+    applies it to the part after ``refs/``: two components or more, none
+    empty, starting with a dot or ending in ``.lock``; no ``..``, ``@{``,
+    control byte, space, DEL or ``~^:?*[\\``; no trailing dot or slash."""
+    if b".." in name or b"@{" in name or name.endswith(b"."):
+        return False
+    return _RELATIVE_NAME.fullmatch(name) is not None and b".lock/" not in name and not name.endswith(b".lock")
+
+
+def _loose_name(name: bytes) -> bool | None:
+    """Whether a loose file can hold ``name``, as dulwich's container
+    decides it: True for ``HEAD``, ``refs/stash`` and a ``refs/`` name
+    :func:`check_ref_format` accepts, False for the names it refuses, None
+    for the one kind it judges with a warning (empty components, ``a//b``),
+    which is left to it."""
+    if name in (b"HEAD", b"refs/stash"):
+        return True
+    if not name.startswith(b"refs/"):
+        return False
+    if check_ref_format(name[5:]):
+        return True
+    return None if b"//" in name[5:] else False
+
+
+class Refs:
+    """The refs of one repository (``commondir``: shared refs and
+    ``packed-refs``; ``gitdir``: this worktree's own)."""
+
+    def __init__(self, commondir: str, gitdir: str) -> None:
+        self.commondir = commondir
+        self.gitdir = gitdir
+        self._container = None
+        self._packed: dict[bytes, bytes] | None = None
+        self._packed_key = None
+
+    def _dulwich(self):
+        """dulwich's refs container on the same directories, with the fast
+        ``packed-refs`` reader installed (:func:`packed_refs.install`)."""
+        if self._container is None:
+            from dulwich.refs import DiskRefsContainer
+
+            from . import packed_refs
+
+            self._container = DiskRefsContainer(self.commondir, self.gitdir)
+            packed_refs.install(self._container)
+        return self._container
+
+    def __getattr__(self, attr: str):
+        # Listing, writing and everything else: dulwich's container.
+        return getattr(self._dulwich(), attr)
+
+    def read_loose_ref(self, name: bytes) -> bytes | None:
+        """The first line of the ref's file (``ref: x`` or an id), or None."""
+        loose = _loose_name(name)
+        if not loose:
+            return None if loose is False else self._dulwich().read_loose_ref(name)
+        base = self.gitdir if is_per_worktree_ref(name) else self.commondir
+        try:
+            with open(os.path.join(base, os.fsdecode(name)), "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        return data.split(b"\n", 1)[0].rstrip(b"\r")
+
+    def get_packed_refs(self) -> dict[bytes, bytes]:
+        """``packed-refs`` as a mapping, read again when the file changed
+        (its identity as dulwich's cache keys it: device, inode, size, time)."""
+        path = os.path.join(self.commondir, "packed-refs")
+        try:
+            st = os.stat(path)
+        except OSError:
+            return {}
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._packed is None or key != self._packed_key:
+            try:
+                with open(path, "rb") as f:
+                    parsed = read_packed_refs(f.read())
+            except OSError:
+                parsed = None
+            if parsed is None:
+                return self._dulwich().get_packed_refs()
+            self._packed, self._packed_key = parsed[0], key
+        return self._packed
+
+    def read_ref(self, name: bytes) -> bytes | None:
+        """The ref's own value, symbolic refs not followed."""
+        return self.read_loose_ref(name) or self.get_packed_refs().get(name)
+
+    def follow(self, name: bytes) -> tuple[list[bytes], bytes | None]:
+        """(the names followed, from ``name`` on; the id at the end or None)."""
+        contents: bytes | None = SYMREF + name
+        names: list[bytes] = []
+        depth = 0
+        while contents and contents.startswith(SYMREF):
+            target = contents[len(SYMREF) :]
+            names.append(target)
+            contents = self.read_ref(target)
+            if not contents:
+                break
+            depth += 1
+            if depth > SYMREF_MAXDEPTH:
+                return self._dulwich().follow(name)  # (its own error for a loop)
+        return names, contents or None
+
+    def __contains__(self, name: bytes) -> bool:
+        return bool(self.read_ref(name))
+
+    def __getitem__(self, name: bytes) -> bytes:
+        _, sha = self.follow(name)
+        if sha is None:
+            raise KeyError(name)
+        return sha
