@@ -76,6 +76,11 @@ class CheckoutState:
     ``(category, key, value)`` for collision records. ``validate_element``:
     the path element validator items are checked with, or None for items
     whose paths the caller has verified already (see the module's text).
+    ``fstat_output``: the file's stat data is read from its descriptor
+    before it is closed (``fstat_checkout_output``); git does so only when
+    the path written is the entry's own, so by default only without a
+    ``base_dir``; the coordinator's own writes (``base_dir`` its work
+    tree's top, not a ``--prefix``) say True.
     """
 
     def __init__(
@@ -88,10 +93,12 @@ class CheckoutState:
         validate_element: Callable[[bytes], bool] | None = validate_path_element_ntfs,
         filters=None,
         drivers=None,
+        fstat_output: bool | None = None,
     ) -> None:
         self.odb = odb
         self.base_dir = base_dir
         self.base_dir_len = len(base_dir)
+        self.fstat_output = not base_dir if fstat_output is None else fstat_output
         self._eol = eol if eol is not None else EolConfig()
         self.trace = trace
         self.error = error
@@ -230,7 +237,7 @@ def write_pc_item(item: PcItem, state: CheckoutState) -> tuple[int, os.stat_resu
             _write_blob(fd, item, name, path, state)
         else:
             _write_filtered(fd, item, drv, name, path, state)
-        if not state.base_dir_len:
+        if state.fstat_output:
             st = os.fstat(fd)
     except (OSError, MissingObject, SmudgeFailed):
         os.close(fd)

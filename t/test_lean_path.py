@@ -207,3 +207,38 @@ def test_scan_ignores_matches_straddling_two_names(tmp_path, rawsz):
             assert ix.offset(a) == 12 and ix.offset(b) == 12 + len(names) - 1
         finally:
             ix.close()
+
+
+def test_sequential_writes_take_stat_data_from_the_descriptor(make_repo, monkeypatch):
+    """The coordinator's own writes (``-j 1``) read each file's stat data
+    with ``fstat`` before closing it, as git's ``fstat_checkout_output`` does
+    when the path is the entry's own: no second walk of the path by
+    ``lstat``; the index then holds what ``git diff-files`` finds clean."""
+    import os
+    import subprocess
+
+    from git_checkout_helper import entry
+    from git_checkout_helper.checkout import checkout
+
+    repo = filled(make_repo, files=40)
+    for p in repo.path.glob("d*"):
+        subprocess.run(["rm", "-rf", str(p)], check=True)
+    (repo.git_dir / "index").unlink()
+    calls = {"fstat": 0, "lstat": []}
+    real_fstat, real_lstat = os.fstat, os.lstat
+
+    def fstat(fd):
+        calls["fstat"] += 1
+        return real_fstat(fd)
+
+    def lstat(path, *a, **k):
+        calls["lstat"].append(path)
+        return real_lstat(path, *a, **k)
+
+    monkeypatch.setattr(entry.os, "fstat", fstat)
+    monkeypatch.setattr(entry.os, "lstat", lstat)
+    report = checkout(str(repo.path), workers=1, threshold=0, force=True, environ=repo.env)
+    monkeypatch.undo()
+    written = [p for p in calls["lstat"] if os.fsdecode(p).endswith(tuple(f"/f{i}" for i in range(40)))]
+    assert report.written == 40 and calls["fstat"] >= 40 and written == []
+    assert subprocess.run(["git", "diff-files", "--quiet"], cwd=repo.path, env=repo.env).returncode == 0

@@ -221,7 +221,7 @@ class ParallelCheckout:
             state = CheckoutState(self.repo.odb, base_dir=self.out_top, eol=self.eol,
                                   trace=self.trace.data if self.trace is not None and self.trace.enabled else None,
                                   error=self.error, validate_element=None, filters=self.filters,
-                                  drivers=self.drivers)
+                                  drivers=self.drivers, fstat_output=True)
             state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
             status_of, entries, progress = results.status, q.entries, self.progress
             odb = self.repo.odb
