@@ -22,7 +22,6 @@ without any matching (git.git checks 4,800 paths; dulwich's checkout spends
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Mapping
 
@@ -332,7 +331,9 @@ class _DirIndex:
         paths = {k: v for k, v in self._paths.items() if k.startswith(prefix) and b"/" not in k[n:]}
         if len(others) == len(self._others) and len(paths) == len(self._paths):
             return self
-        view = copy.copy(self)
+        view = _DirIndex.__new__(_DirIndex)  # (copy.copy of a slotted object: 15 µs a directory)
+        for slot in _DirIndex.__slots__:
+            setattr(view, slot, getattr(self, slot))
         view._others = others
         view._always = tuple(always)
         view._suffixes = suffixes
