@@ -85,16 +85,13 @@ class Commit(GitObject):
 
     def __init__(self, hexsha: bytes, raw: bytes) -> None:
         super().__init__(hexsha, raw)
-        n = len(hexsha)
-        if not (raw.startswith(b"tree ") and raw[5 + n : 6 + n] == b"\n"):
-            raise CorruptObject(f"bogus commit object {hexsha.decode()}")
-        self.tree = _hex_id(raw[5 : 5 + n], f"bad tree pointer in commit {hexsha.decode()}")
+        n, name = len(hexsha), hexsha.decode()
+        self.tree = _id_line(raw, 0, b"tree", n, f"bogus commit object {name}", f"bad tree pointer in commit {name}")
         pos = 6 + n
         parents = []
         while raw.startswith(b"parent ", pos):
-            if raw[pos + 7 + n : pos + 8 + n] != b"\n":
-                raise CorruptObject(f"bad parents in commit {hexsha.decode()}")
-            parents.append(_hex_id(raw[pos + 7 : pos + 7 + n], f"bad parents in commit {hexsha.decode()}"))
+            bad = f"bad parents in commit {name}"
+            parents.append(_id_line(raw, pos, b"parent", n, bad, bad))
             pos += 8 + n
         self.parents = parents
         end = raw.find(b"\n\n", pos - 1)
@@ -110,9 +107,8 @@ class Tag(GitObject):
     def __init__(self, hexsha: bytes, raw: bytes) -> None:
         super().__init__(hexsha, raw)
         n = len(hexsha)
-        if not (raw.startswith(b"object ") and raw[7 + n : 8 + n] == b"\n"):
-            raise CorruptObject(f"bogus tag object {hexsha.decode()}")
-        target = _hex_id(raw[7 : 7 + n], f"bogus tag object {hexsha.decode()}")
+        bogus = f"bogus tag object {hexsha.decode()}"
+        target = _id_line(raw, 0, b"object", n, bogus, bogus)
         if not raw.startswith(b"type ", 8 + n):
             raise CorruptObject(f"bogus tag object {hexsha.decode()}")
         eol = raw.find(b"\n", 13 + n)
@@ -126,11 +122,16 @@ _CLASSES = {OBJ_COMMIT: Commit, OBJ_TREE: Tree, OBJ_BLOB: Blob, OBJ_TAG: Tag}
 _HEXDIGITS = frozenset(b"0123456789abcdef")
 
 
-def _hex_id(text: bytes, message: str) -> bytes:
-    """``get_oid_hex``: lowercase or uppercase hex digits, given back lowercase."""
-    low = text.lower()
+def _id_line(raw: bytes, pos: int, key: bytes, n: int, bad_line: str, bad_id: str) -> bytes:
+    """The id of the ``<key> <id>`` line at ``pos`` (``n`` hex digits, then a
+    newline; ``bad_line`` when the line is not so), read as ``get_oid_hex``
+    reads it: digits of either case (``bad_id`` otherwise), given back lowercase."""
+    start = pos + len(key) + 1
+    if raw[pos:start - 1] != key or raw[start - 1:start] != b" " or raw[start + n:start + n + 1] != b"\n":
+        raise CorruptObject(bad_line)
+    low = raw[start:start + n].lower()
     if not _HEXDIGITS.issuperset(low):
-        raise CorruptObject(message)
+        raise CorruptObject(bad_id)
     return low
 
 
