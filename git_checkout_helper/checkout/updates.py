@@ -181,7 +181,10 @@ class Checkout(ParallelCheckout):
         self._attr_files = (info, glob_data)
         self._attrs = AttributeStack(read, has, info, glob_data, None)
         self._checkin = self._checkin_attributes(index)
-        self._path_attrs: dict[bytes, ConvAttrs] = {}
+        # Each file is asked about twice only when a filter driver is
+        # configured (helpers are counted before the writes; git-lfs installs
+        # one system-wide): only then are the answers kept by path.
+        self._path_attrs: dict[bytes, ConvAttrs] | None = {} if self.drivers else None
         # No source anywhere: nothing tracked or in the target, and a work
         # tree that holds nothing yet (a clone), so no untracked
         # .gitattributes in a subdirectory can count either.
@@ -196,9 +199,11 @@ class Checkout(ParallelCheckout):
             if ca is None:
                 ca = self._no_attrs = convert_attrs({}, self.eol, self.drivers)
             return ca
-        ca = self._path_attrs.get(path)
-        if ca is not None:
-            return ca
+        by_path = self._path_attrs
+        if by_path is not None:
+            ca = by_path.get(path)
+            if ca is not None:
+                return ca
         attrs = stack.check(path)
         # The stack hands out one result dict per distinct outcome and keeps
         # it (attributes._DirIndex), so its identity is the key; the dict is
@@ -207,9 +212,8 @@ class Checkout(ParallelCheckout):
         if got is None:
             got = self._attr_cache[id(attrs)] = (attrs, convert_attrs(attrs, self.eol, self.drivers))
         ca = got[1]
-        # Asked twice per file when a filter driver is configured (helpers are
-        # counted before the writes; git-lfs installs one system-wide).
-        self._path_attrs[path] = ca
+        if by_path is not None:
+            by_path[path] = ca
         return ca
 
     def uptodate(self, e: Entry, st: os.stat_result, timestamp_ns: int) -> bool:
