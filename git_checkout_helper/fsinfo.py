@@ -168,11 +168,13 @@ def statfs_type(path: str | bytes) -> int | None:
     if not os.uname().sysname == "Linux":
         return None
     import ctypes  # only here: most checkouts never ask (-j N), and ctypes costs start-up
-    import ctypes.util
 
     try:
         if _libc is None:
-            _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            # The process's own symbols, libc's among them: ctypes.util's
+            # find_library would run ldconfig in a subprocess (12 ms of every
+            # -j auto checkout) to name the library this process has loaded.
+            _libc = ctypes.CDLL(None, use_errno=True)
         if _Statfs is None:
             class _Statfs(ctypes.Structure):
                 # Large enough for struct statfs on every Linux ABI (120 bytes on

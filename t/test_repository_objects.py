@@ -125,6 +125,9 @@ print(code, sorted(m for m in sys.modules if m in {HEAVY!r}))
     assert (clone / "a.txt").read_bytes() == b"one\n"
     assert run("-q", "-j", "2", "--threshold", "0", "v1") == "0 []"
     assert run("-q", "-j", "2", "--threshold", "0", "main") == "0 []"
+    # -j auto reads the filesystem's statfs(2) type through ctypes, without
+    # ctypes.util's library search (which runs ldconfig in a subprocess).
+    assert run("-q", "-j", "auto", "--threshold", "0", "-f", "HEAD") == "0 []"
     assert (clone / "a.txt").read_bytes() == b"changed\n"
     assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, env=git_env, capture_output=True,
                           check=True).stdout == b""
