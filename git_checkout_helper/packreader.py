@@ -46,7 +46,10 @@ OBJ_REF_DELTA = 7
 #: checkout: 355 hits with 1 MiB, 365 with 32 MiB, of 4,000 base reads);
 #: what a larger cache holds besides is fresh memory each process faults in
 #: (32 MiB against 4: 17 MiB more at a 2-helper clone's peak, 6% more CPU).
-DELTA_BASE_CACHE_LIMIT = 4 << 20
+#: Any base up to the whole limit is kept, as git keeps one: versions of a
+#: data file chained one on the next are then each built from the last, not
+#: from the chain's start.
+DELTA_BASE_CACHE_LIMIT = 8 << 20
 #: Longest delta chain followed (git packs default to depth 50).
 MAX_DELTA_DEPTH = 10_000
 #: Names of a pack index left to a C scan (``mmap.find``) once a search has
@@ -338,7 +341,7 @@ class PackReader:
         obj = self._object_at(offset, depth + 1)
         cache = self._cache
         n = len(obj[1])
-        if n <= DELTA_BASE_CACHE_LIMIT // 4:
+        if n <= DELTA_BASE_CACHE_LIMIT:
             with self._lock:
                 if offset not in cache:
                     cache[offset] = obj
