@@ -289,10 +289,10 @@ def index_bytes(
         if keep:
             entries = sorted(entries + keep, key=lambda e: (e.name, (e.flags >> 12) & 3))
     # ce->index: which entries are still the shared index's (a split index's).
-    prev = old.entries
-    for e in entries if state is not None and state.split is not None else ():
-        if not e.base:
-            o = prev.get(e.name)
+    if state is not None and state.split is not None:
+        prev = old.entries
+        for e in entries:
+            o = None if e.base else prev.get(e.name)
             if o is not None and o.base and (not switch or (o.mode == e.mode and o.oid == e.oid)):
                 e.base = o.base
     exts: list[tuple[bytes, bytes]] = []

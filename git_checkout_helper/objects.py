@@ -62,15 +62,11 @@ class Blob(GitObject):
 class Tree(GitObject):
     """A tree; ``tree[name]`` is (mode, hex id) of one entry (KeyError if none)."""
 
-    __slots__ = ("_hex_len",)
+    __slots__ = ()
     type_num = OBJ_TREE
 
-    def __init__(self, hexsha: bytes, raw: bytes) -> None:
-        super().__init__(hexsha, raw)
-        self._hex_len = len(hexsha)
-
     def __getitem__(self, name: bytes) -> tuple[int, bytes]:
-        for entry, mode, sha in parse_tree(self._raw, self._hex_len // 2):
+        for entry, mode, sha in parse_tree(self._raw, len(self.id) // 2):
             if entry == name:
                 return mode, sha
         raise KeyError(name)

@@ -11,9 +11,9 @@ result with one regular expression over the whole file, whose matches,
 counted against the file's lines, prove that every line is a ref line, a
 peeled line after a ref line or a comment, with names made only of printable
 ASCII that ``check_ref_format`` allows; substring searches then find any name
-breaking its component rules. A file either of them
-finds anything unusual in (a name outside ASCII, a bad line) returns None,
-and dulwich's own reader decides, with its own verdict and message.
+breaking its component rules. A file in which either finds anything
+unusual (a name outside ASCII, a bad line) returns None, and dulwich's own
+reader decides, with its own verdict and message.
 """
 
 from __future__ import annotations
