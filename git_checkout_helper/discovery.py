@@ -425,28 +425,16 @@ def _owned_by_current_user(path: str, sudo_uid: str | None) -> bool:
 def protected_config(environ: Mapping[str, str]) -> list[tuple[str, bytes | None]]:
     """``git_protected_config``: system, global and command-line settings, in
     the order git reads them; never the repository's own config."""
-    from .config import _global_config_paths, parse_config_parameters
+    from .config import _global_config_paths, _params_config
 
     items: list[tuple[str, bytes | None]] = []
     for path in reversed(_global_config_paths(environ)):
         items.extend(_config_items(os.path.expanduser(path)) or [])
-    try:
-        count = int(environ.get("GIT_CONFIG_COUNT") or 0)
-    except ValueError:
-        count = 0
-    for i in range(count):
-        key = environ.get(f"GIT_CONFIG_KEY_{i}")
-        value = environ.get(f"GIT_CONFIG_VALUE_{i}")
-        if key and value is not None:
-            items.append((key.lower(), value.encode()))
-    text = environ.get("GIT_CONFIG_PARAMETERS")
-    if text:
-        try:
-            params = parse_config_parameters(text)
-        except Exception:  # (a bad value is reported by the config stack later)
-            params = []
-        for key, value in params:
-            items.append((key.lower(), None if value is None else value.encode()))
+    # The command line's settings as read_config reads them (one parser,
+    # git's checks and messages: git dies on a bad one here too).
+    params = _params_config(environ)
+    if params is not None:
+        items.extend((key.decode("utf-8", "replace"), value) for key, value in params.entries())
     return items
 
 

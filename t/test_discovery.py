@@ -164,6 +164,16 @@ def test_dubious_ownership_message(repo):
     assert theirs.stderr == f"fatal: {e.value}\n"
     ok = dict(env, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="safe.directory", GIT_CONFIG_VALUE_0=str(repo.path))
     same_as_git(repo.path / "a", ok)
+    same_as_git(repo.path / "a", dict(env, GIT_CONFIG_PARAMETERS=f"'Safe.Directory={repo.path}'"))
+    # A malformed command-line setting: git's verdict on it, before the ownership's.
+    import sys
+
+    bad = dict(env, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="safe.directory")
+    ours = subprocess.run([os.path.join(os.path.dirname(sys.executable), "git-parallel-checkout"), "side"],
+                          cwd=repo.path / "a", env=bad, capture_output=True, text=True)
+    theirs = run_git(repo.path / "a", "checkout", "side", env=bad, check=False, text=True)
+    assert (ours.returncode, ours.stderr) == (theirs.returncode, theirs.stderr) == (
+        128, "error: missing config value GIT_CONFIG_VALUE_0\nfatal: unable to parse command-line config\n")
     # The explicit GIT_DIR is trusted, as in git.
     same_as_git(repo.path, dict(env, GIT_DIR=str(repo.git_dir)))
 
