@@ -277,23 +277,17 @@ def _global_config_paths(environ: Mapping[str, str]) -> list[str]:
 
 
 def _get(config, section: bytes, name: bytes) -> bytes | None:
-    try:
-        return config.get((section,), name)
-    except KeyError:
-        return None
+    return get_exact(config, (section,), name)
 
 
 def get_exact(config, section: tuple[bytes, ...], name: bytes) -> bytes | None:
-    """``section.name`` from the highest-priority file that has exactly that
-    section. Our configs' ``get`` never falls back from
-    ``submodule.<name>.active`` to ``submodule.active`` (git never does), but
-    dulwich's, which callers may still hand in, does."""
-    for backend in getattr(config, "backends", [config]):
-        try:
-            return backend[section][name]
-        except KeyError:
-            continue
-    return None
+    """``section.name`` from the highest-priority file that has it, or None
+    (a name missing from ``[section "sub"]`` is missing: no fallback to
+    ``[section]``, which git never makes)."""
+    try:
+        return config.get(section, name)
+    except KeyError:
+        return None
 
 
 def git_config_bool(key: str, value: bytes | None) -> bool:
