@@ -448,6 +448,8 @@ def _in_dir(pattern: _LazyPattern, d: bytes) -> tuple[str, bytes | None]:
     if cut and rel[cut - 1:cut] != b"/" and rel[cut:cut + 2] == b"**":
         return "other", None
     full = pattern.base + b"/" + rel if pattern.base else rel
+    if b"[" in full:  # (a slash in a bracket, ``*.[c/]``, is no component's end)
+        return "other", None
     last = full[full.rfind(b"/") + 1 :]
     if last == b"*":
         kind, key, sample = "all", None, b"x"

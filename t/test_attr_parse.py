@@ -98,6 +98,7 @@ ROOT_FILE = b"\n".join([
     b"/ filter=slash",
     b'"" filter=empty',
     b"docs/*.md filter=docsmd",
+    b"/docs/*.[c/] filter=brslash",
     b"[a-c]*.cls filter=cls",
     b"[!a-c]*.ncls filter=ncls",
     b"[[:digit:]]*.dig filter=dig",
