@@ -4,7 +4,8 @@ Why this exists: start-up. Importing dulwich's ``dulwich.config`` cost every
 checkout about 20 ms before the first file was looked at (``python -X
 importtime`` on a 2-core machine: 19-26 ms cumulative for ``dulwich.config``;
 ``config`` and ``discovery`` together, best of 10: 42-47 ms with it, 12-18
-ms with this module). This module imports nothing beyond the standard library.
+ms with this module). This module imports nothing beyond the standard library
+but the project's own boolean rule (:func:`parse.git_parse_maybe_bool`).
 
 The parser mirrors ``git_parse_source`` and the functions it calls
 (``get_next_char``, ``get_base_var``, ``get_extended_base_var``,
@@ -51,6 +52,8 @@ module existed: includes are its business, not ours.
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+from .parse import git_parse_maybe_bool
 
 __all__ = [
     "UTF8_BOM",
@@ -365,18 +368,17 @@ class Section:
 
 
 def _get_boolean(config, section, name, default: bool | None) -> bool | None:
-    """dulwich's ``Config.get_boolean``, its answers and its error kept:
-    ``true``/``false`` in any case, anything else a ValueError; ``default``
-    when unset. (git's booleans are :func:`config.git_config_bool`.)"""
+    """``git_config_bool``'s reading (:func:`parse.git_parse_maybe_bool`:
+    true/yes/on, false/no/off/empty, a number), ``default`` when unset, and
+    a ValueError for what git calls a bad boolean config value."""
     try:
         value = config.get(section, name)
     except KeyError:
         return default
-    if value.lower() == b"true":
-        return True
-    if value.lower() == b"false":
-        return False
-    raise ValueError(f"not a valid boolean string: {value!r}")
+    answer = git_parse_maybe_bool(value)
+    if answer is None:
+        raise ValueError(f"bad boolean config value '{value.decode('utf-8', 'replace')}'")
+    return answer
 
 
 class ConfigFile:

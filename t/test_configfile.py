@@ -230,23 +230,20 @@ def test_the_dulwich_shaped_api(tmp_path):
         stacked.get(b"core", b"nosuch")
 
 
-@pytest.mark.parametrize("value", [b"true", b"TRUE", b"False", b"yes", b"on", b"1", b"", b"0"])
-def test_get_boolean_as_dulwich_answers(value):
-    """get_boolean keeps dulwich's answers and its error, whatever git thinks."""
-    from dulwich.config import ConfigDict
-
-    theirs = ConfigDict()
-    theirs.set((b"a",), b"b", value)
-    ours = ConfigFile()
-    ours.set((b"a",), b"b", value)
-
-    def answer(cf):
-        try:
-            return cf.get_boolean((b"a",), b"b", None)
-        except ValueError as e:
-            return str(e)
-
-    assert answer(ours) == answer(theirs)
+@pytest.mark.parametrize("value", [b"true", b"TRUE", b"False", b"yes", b"on", b"1", b"", b"0", b"2", b"off",
+                                   b"No", b" yes ", b"maybe"])
+def test_get_boolean_as_git_reads_a_bool(value, git_env, tmp_path):
+    """get_boolean answers as ``git config --type=bool`` does; a value git
+    calls a bad boolean is a ValueError."""
+    path = tmp_path / "cfg"
+    path.write_bytes(b"[a]\n\tb = " + value + b"\n")
+    theirs = run_git(tmp_path, "config", "--file", str(path), "--type=bool", "a.b", env=git_env, check=False)
+    ours = read_config_file(str(path))
+    if theirs.returncode:
+        with pytest.raises(ValueError, match="bad boolean config value"):
+            ours.get_boolean((b"a",), b"b", None)
+    else:
+        assert ours.get_boolean((b"a",), b"b", None) is (theirs.stdout.strip() == b"true")
 
 
 def test_includes_are_read_by_dulwich(tmp_path):

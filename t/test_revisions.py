@@ -240,3 +240,12 @@ def test_recursion_passes_over_a_gitlink_gitmodules_does_not_name(make_repo, git
         assert rc == 0 and err == ""
     assert git(r.path, "rev-parse", "HEAD:sub", env=env).decode().strip() == "2" * 40
 
+
+
+@pytest.mark.parametrize("value", ["off", "0", "no", "true"])
+def test_checkout_guess_read_as_git_reads_a_bool(twins, value):
+    """``checkout.guess`` spelled any way git accepts: off/0/no keep a branch
+    only the remote has from being made, as in git."""
+    env, ours, theirs = twins
+    env = dict(env, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="checkout.guess", GIT_CONFIG_VALUE_0=value)
+    _same(env, ours, theirs, "other")
