@@ -45,10 +45,9 @@ the count of items decides; an API caller that knows the size may pass it.
 
 from __future__ import annotations
 
-import msgspec
-
 from .config import DEFAULT_THRESHOLD_FOR_PARALLELISM
 from .fsinfo import FsInfo
+from .record import Record
 
 __all__ = ["AutoWorkers", "auto_workers"]
 
@@ -78,7 +77,7 @@ MAX_PROCESSES = 64
 AUTO_MAX_THREADS = 16
 
 
-class AutoWorkers(msgspec.Struct, kw_only=True):
+class AutoWorkers(Record, kw_only=True):
     """One decision, with what it was made from (shown by ``-v`` and trace2)."""
 
     processes: int

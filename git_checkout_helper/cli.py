@@ -11,10 +11,13 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from typing import NoReturn
 
 from .help import open_manual, version_line
 from .inflate import use_setting as _choose_inflater
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 __all__ = ["checkout_command", "clone_command", "exit_now", "helper_command", "helper_main", "start_program"]
 
@@ -58,13 +61,6 @@ def start_program(coordinator: bool) -> None:
     """What each of our programs does before its work (the Python API does
     none of it: its caller's process is not ours to set up).
 
-    * msgspec is imported without ``typing_extensions``: msgspec reads it
-      only for type hints when it decodes into typed classes, which we never
-      do, and falls back on :mod:`typing`'s own when it is absent; importing
-      it cost about 10 ms of each start-up (coordinator and exec'd helper),
-      a fortieth of a clone of git.git. A process that already imported it
-      keeps it, and it is importable again afterwards; a msgspec that
-      cannot do without it is imported again with it.
     * A coordinator runs without the cyclic garbage collector. Its heap only
       grows while it works (the tree, the index entries, the queue: tens of
       thousands of objects, the last freed by the process's exit, see
@@ -75,15 +71,6 @@ def start_program(coordinator: bool) -> None:
       anyway. Forked helpers inherit the setting; their heap does not grow
       (an item's objects are freed by reference counting as it is written).
     """
-    if "msgspec" not in sys.modules and "typing_extensions" not in sys.modules:
-        sys.modules["typing_extensions"] = None  # an ImportError for whoever asks
-        try:
-            import msgspec  # noqa: F401
-        except ImportError:
-            for name in [m for m in sys.modules if m == "msgspec" or m.startswith("msgspec.")]:
-                del sys.modules[name]  # (what its failed import left), imported with it below
-        finally:
-            del sys.modules["typing_extensions"]
     if coordinator:
         gc.disable()
 
@@ -475,9 +462,9 @@ def _post_checkout(repo, env, old, new, kind: str, clone: bool = False, trace=No
 def _print_report(opts, report) -> None:
     """``-v``: the checkout's report as one JSON line on stdout."""
     if opts.get("verbose"):
-        import msgspec
+        from .record import json_bytes
 
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+        sys.stdout.write(json_bytes(report).decode() + "\n")
 
 
 def _clone_progress(opts) -> bool:

@@ -11,10 +11,13 @@ clone's ``checkout`` lists the marked paths in index order.
 from __future__ import annotations
 
 import os
-from typing import TextIO
 
 from .coresettings import CoreSettings
 from .index import Entry
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["Collisions"]
 

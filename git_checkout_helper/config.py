@@ -19,12 +19,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from .configfile import ConfigFile, ConfigParseError, StackedConfig, read_config_file, split_key
 from .convert import EolConfig
 from .parse import git_parse_maybe_bool
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
 if TYPE_CHECKING:  # (discovery reads the global config for safe.directory: only a type here)
     from .discovery import GitDirs
 

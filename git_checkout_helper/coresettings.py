@@ -27,14 +27,13 @@ is ignored, as git 2.39 ignores it.
 
 from __future__ import annotations
 
-import msgspec
-
 from .config import _get, git_config_bool
+from .record import Record
 
 __all__ = ["CoreSettings", "DEFAULT_CORE", "core_settings"]
 
 
-class CoreSettings(msgspec.Struct, frozen=True):
+class CoreSettings(Record, frozen=True):
     """The settings (git's defaults)."""
 
     symlinks: bool = True

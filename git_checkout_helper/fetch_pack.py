@@ -22,9 +22,12 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import TextIO
 
 from .list_objects_filter import select_objects
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["CLONE_REF_PREFIXES", "PREFETCH_FILTER", "fetch_objects", "write_promisor_pack"]
 

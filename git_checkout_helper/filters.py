@@ -51,12 +51,12 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .convert import convert_to_working_tree
 from .pktline import FLUSH, LARGE_PACKET_DATA_MAX, PktLineError, PktReader, pkt_line
 from .wrapper import write_in_full
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
 if TYPE_CHECKING:
     import subprocess
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 
-import msgspec
+from .record import Record
 
 __all__ = ["FsInfo", "Mount", "fs_kind_of_magic", "fs_kind_of_name", "mount_of", "probe", "rotational",
            "statfs_type", "usable_cpus", "virtual_disk"]
@@ -120,7 +120,7 @@ _NAME_KIND = {
 }
 
 
-class FsInfo(msgspec.Struct, omit_defaults=True):
+class FsInfo(Record, omit_defaults=True):
     """What :func:`probe` found; every field is reported with ``-v``."""
 
     kind: str = "unknown"  # one of KINDS
@@ -131,7 +131,7 @@ class FsInfo(msgspec.Struct, omit_defaults=True):
     virtual_disk: str | None = None  # "virtio", "xen": its rotational flag is not information
 
 
-class Mount(msgspec.Struct):
+class Mount(Record):
     """One line of ``/proc/self/mountinfo``, the fields we use."""
 
     mount_point: str

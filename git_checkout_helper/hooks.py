@@ -30,7 +30,10 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import TextIO
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["exit_code", "find_hook", "post_checkout", "run_hook"]
 

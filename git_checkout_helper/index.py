@@ -26,8 +26,7 @@ import os
 import stat as stat_mod
 import struct
 
-import msgspec
-
+from .record import Record
 from .wrapper import write_in_full
 
 __all__ = [
@@ -73,7 +72,7 @@ def stat_data(st) -> tuple[int, ...]:
                          st.gid, st.size)
 
 
-class Entry(msgspec.Struct, gc=False):
+class Entry(Record):
     """One stage-0 index entry (``struct cache_entry``), object id raw."""
 
     name: bytes
@@ -208,7 +207,7 @@ class IndexLock:
                 raise
 
 
-class ReadIndex(msgspec.Struct):
+class ReadIndex(Record):
     entries: dict  # name -> Entry (stage 0 only)
     version: int
     mtime_ns: int  # istate->timestamp; 0 when there was no index

@@ -22,7 +22,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import TextIO
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["Progress", "default_delay"]
 

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import TextIO
 
 from .errors import CheckoutError, CloneError
 from .parse import git_parse_maybe_bool
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 # (fetch_pack and list_objects_filter are imported where objects are fetched:
 # every checkout asks whether the repository is a partial clone, few are.)

@@ -28,9 +28,8 @@ from __future__ import annotations
 import os
 import re
 
-import msgspec
-
 from .objects import Commit, Tag, Tree
+from .record import Record
 from .repository import Repository, RevisionError
 
 __all__ = ["BranchOptions", "Target", "Unsupported", "get_oid", "parse_checkout_args", "unique_tracking_name"]
@@ -50,7 +49,7 @@ class Fatal(RevisionError):
     code = 128
 
 
-class BranchOptions(msgspec.Struct, kw_only=True):
+class BranchOptions(Record, kw_only=True):
     """The branch options of ``git checkout`` (builtin/checkout.c's opts)."""
 
     new_branch: str | None = None  # -b / -B / --orphan / DWIM
@@ -62,7 +61,7 @@ class BranchOptions(msgspec.Struct, kw_only=True):
     exists: bool = False  # the new branch exists already (-B): set by validate_new_branch
 
 
-class Target(msgspec.Struct, kw_only=True):
+class Target(Record, kw_only=True):
     """What ``parse_checkout_args`` made of the command line."""
 
     #: The switch, when it is one: the commit (hex), None for HEAD.

@@ -18,17 +18,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
-from datetime import UTC, datetime
 
-import msgspec
+from .record import json_bytes
 
 __all__ = ["Trace2"]
 
-_json = msgspec.json.Encoder()
 
-
-def _open_target(value: str | None, sid: str) -> int | None:
+def _open_target(value: str | None, session: Trace2) -> int | None:
     if not value or value.lower() in ("0", "false", "no", "off"):
         return None
     if value.lower() in ("1", "true", "yes", "on"):
@@ -39,7 +35,7 @@ def _open_target(value: str | None, sid: str) -> int | None:
         return None  # git warns and disables; relative paths are not targets
     try:
         if os.path.isdir(value):
-            value = os.path.join(value, sid.replace("/", "-"))
+            value = os.path.join(value, session.sid.replace("/", "-"))
         return os.open(value, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError:
         return None
@@ -55,14 +51,26 @@ class Trace2:
         parent_sid: str | None = None,
         nesting: int = 1,
     ) -> None:
-        own = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%fZ')}-H{uuid.uuid4().hex[:8]}-P{os.getpid():08x}"
-        self.sid = f"{parent_sid}/{own}" if parent_sid else own
+        self._parent_sid = parent_sid
+        self._sid: str | None = None
         self.nesting = nesting
-        self._event = _open_target(event_target, self.sid)
-        self._normal = _open_target(normal_target, self.sid)
+        self._event = _open_target(event_target, self)
+        self._normal = _open_target(normal_target, self)
         self._t0 = time.monotonic()
         self._next_child = 0
         self._regions: list[float] = []  # the open regions' start times, outermost first
+
+    @property
+    def sid(self) -> str:
+        """``tr2_sid_get``: made when first asked for (a session with no
+        target never asks, and does not import what makes it)."""
+        if self._sid is None:
+            import uuid
+            from datetime import UTC, datetime
+
+            own = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%fZ')}-H{uuid.uuid4().hex[:8]}-P{os.getpid():08x}"
+            self._sid = f"{self._parent_sid}/{own}" if self._parent_sid else own
+        return self._sid
 
     @classmethod
     def from_env(cls, env) -> Trace2:
@@ -75,6 +83,10 @@ class Trace2:
         return self._event is not None or self._normal is not None
 
     def _emit(self, event: str, fields: dict, normal: str | None) -> None:
+        if self._event is None and self._normal is None:
+            return
+        from datetime import UTC, datetime
+
         now = datetime.now(UTC)
         if self._event is not None:
             head = {
@@ -89,7 +101,7 @@ class Trace2:
             }
             head.update(fields)
             try:
-                os.write(self._event, _json.encode(head) + b"\n")
+                os.write(self._event, json_bytes(head) + b"\n")
             except OSError:
                 pass
         if self._normal is not None and normal is not None:

@@ -28,15 +28,13 @@ from __future__ import annotations
 
 import operator
 import os
-import platform
 import struct
 import sys
 from enum import IntEnum
 from itertools import repeat
 
-import msgspec
-
 from .convert import CRLF_ACTIONS, ConvertCrlfAction
+from .record import Record, astuple, fields
 
 __all__ = [
     "GIT_HASH_SHA1",
@@ -157,7 +155,7 @@ RESULT_BASE = _build(
 )
 
 
-class StatData(msgspec.Struct, array_like=True, gc=False):
+class StatData(Record):
     """The fields of ``struct stat`` that a result carries."""
 
     dev: int
@@ -183,7 +181,7 @@ class StatData(msgspec.Struct, array_like=True, gc=False):
 
 
 #: :class:`StatData`'s fields, in the order :func:`stat_fields` gives them.
-STAT_FIELDS = StatData.__struct_fields__
+STAT_FIELDS = fields(StatData)
 #: The ``struct stat`` fields an index entry keeps (``fill_stat_data``), in
 #: the order of :func:`index.cut_stat_data`'s arguments.
 INDEX_STAT_FIELDS = ("ctime_sec", "ctime_nsec", "mtime_sec", "mtime_nsec", "dev", "ino", "uid", "gid", "size")
@@ -318,14 +316,14 @@ def native_stat_layout() -> StatLayout:
     """The ``struct stat`` layout of this machine; refuse to guess elsewhere."""
     if not sys.platform.startswith("linux") or struct.calcsize("P") != 8:
         raise WireError(f"no struct stat layout known for {sys.platform} (LP64 Linux only)")
-    machine = platform.machine().lower()
+    machine = os.uname().machine.lower()  # (platform.machine(), without importing platform)
     try:
         return STAT_LAYOUTS[_MACHINE_LAYOUT[machine]]
     except KeyError:
         raise WireError(f"no struct stat layout known for machine {machine!r}") from None
 
 
-class PcItem(msgspec.Struct, gc=False):
+class PcItem(Record):
     """One checkout item: ``struct parallel_checkout_item`` as sent on the wire."""
 
     id: int
@@ -397,7 +395,7 @@ def decode_item(data: bytes, layout: RequestLayout, default_algo: int) -> PcItem
     )
 
 
-class PcItemResult(msgspec.Struct, gc=False):
+class PcItemResult(Record):
     """``struct pc_item_result``: id, status and, when WRITTEN, the stat data."""
 
     id: int
@@ -408,7 +406,7 @@ class PcItemResult(msgspec.Struct, gc=False):
 def encode_result(res: PcItemResult, layout: StatLayout) -> bytes:
     """Pack like ``report_result``: the whole struct only when WRITTEN."""
     if res.status == PcItemStatus.PC_ITEM_WRITTEN:
-        return layout.pack_result(res.id, res.status, msgspec.structs.astuple(res.st))
+        return layout.pack_result(res.id, res.status, astuple(res.st))
     return RESULT_BASE.pack(res.id, res.status)
 
 

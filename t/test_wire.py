@@ -27,6 +27,7 @@ import pytest
 from git_checkout_helper.convert import ConvertCrlfAction
 from git_checkout_helper.index import cut_stat_data, stat_data
 from git_checkout_helper.pktline import pkt_line
+from git_checkout_helper.record import fields
 from git_checkout_helper.wire import (
     GIT_HASH_SHA1,
     GIT_HASH_SHA256,
@@ -138,7 +139,7 @@ def test_item_round_trip_git(item):
 @pytest.mark.parametrize("item", ITEMS, ids=lambda i: str(i.id))
 def test_item_round_trip_rfc(item):
     """The RFC carries no algo: the repository's is used; attr_action survives."""
-    it = PcItem(**{**{f: getattr(item, f) for f in item.__struct_fields__}, "attr_action": 3})
+    it = PcItem(**{**{f: getattr(item, f) for f in fields(item)}, "attr_action": 3})
     back = decode_item(it.encode(RFC), RFC, item.algo)
     assert back == it
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
-
 from ..autoworkers import AutoWorkers
 from ..config import online_cpus
 from ..errors import CheckoutError
+from ..record import Record, field
 
 __all__ = ["CheckoutError", "CheckoutOptions", "CheckoutReport"]
 
 
-class CheckoutOptions(msgspec.Struct, kw_only=True):
+class CheckoutOptions(Record, kw_only=True):
     """Settings of one checkout; ``None`` means "from the repository config"."""
 
     workers: int | str | None = None  # "auto": chosen per checkout (autoworkers.py)
@@ -26,7 +25,7 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     #: Start our own helpers by forking the coordinator (fast) rather than by
     #: exec'ing ``python -m git_checkout_helper checkout--helper``.
     fork_helpers: bool = True
-    online_cpus: int = msgspec.field(default_factory=online_cpus)
+    online_cpus: int = field(default_factory=online_cpus)
     #: I/O threads in each helper (``--threads K``, ``checkout.helperThreads``);
     #: None: the setting, or checkout.workers=auto's choice.
     helper_threads: int | None = None
@@ -41,7 +40,7 @@ class CheckoutOptions(msgspec.Struct, kw_only=True):
     columns: int | None = None
 
 
-class CheckoutReport(msgspec.Struct):
+class CheckoutReport(Record):
     """What a checkout did (returned by the API, printed as JSON with -v)."""
 
     written: int = 0

@@ -15,14 +15,13 @@ import os
 import stat as stat_mod
 import sys
 
-import msgspec
-
 from ..attributes import ConvAttrs
 from ..autoworkers import auto_workers
 from ..config import AUTO_WORKERS, is_auto, parallel_checkout_configs, threshold_setting
 from ..entry import CheckoutState, write_pc_item
 from ..index import Entry
 from ..pktline import LARGE_PACKET_DATA_MAX
+from ..record import json_bytes, replace
 from ..wire import GIT_FILTERS_LAYOUT, REQUEST_LAYOUTS, PcItem, PcItemStatus, native_stat_layout
 from .options import CheckoutError
 
@@ -166,9 +165,9 @@ class ParallelCheckout:
             try:
                 self.repo.config.get((b"checkout",), b"helperthreads")
             except KeyError:  # not set by the user: ours to choose
-                self.opts = msgspec.structs.replace(self.opts, helper_threads=d.threads)
+                self.opts = replace(self.opts, helper_threads=d.threads)
         if self.trace is not None and self.trace.enabled:
-            self.trace.data("checkout", "auto_workers", msgspec.json.encode(d).decode())
+            self.trace.data("checkout", "auto_workers", json_bytes(d).decode())
         return d.processes
 
     def start_helpers(self, expected_items: int) -> None:
@@ -255,7 +254,7 @@ class ParallelCheckout:
         env["GIT_DIR"] = self.repo.dirs.gitdir
         env.pop("GIT_WORK_TREE", None)
         env.pop("GIT_INTERNAL_SUPER_PREFIX", None)
-        if self.trace is not None:
+        if self.trace is not None and self.trace.enabled:  # (git exports its sid only when tracing)
             env["GIT_TRACE2_PARENT_SID"] = self.trace.sid
         if self.opts.helper_cmd:
             argv = list(self.opts.helper_cmd)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import TextIO
 
 from ..checkoutindex import select_entries
 from ..index import S_IFGITLINK, Entry, IndexLock
@@ -18,6 +17,10 @@ from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .updates import Checkout, _execute
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None = None,

@@ -346,9 +346,8 @@ class SubmoduleMoves:
             del self.moves[move.path]
 
     def _prepare(self, move: Move) -> None:
-        from msgspec.structs import replace
-
         from ..plan import PlanError, plan_reset, plan_switch
+        from ..record import replace
 
         path, parent = move.path, self.co
         sub = self._open(path)
@@ -446,7 +445,7 @@ class SubmoduleMoves:
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        from msgspec.structs import replace
+        from ..record import replace
 
         for m in todo:
             m.co.opts = replace(m.co.opts, fork_helpers=False)

@@ -8,7 +8,6 @@ import os
 import stat as stat_mod
 import sys
 from binascii import unhexlify
-from typing import TextIO
 
 from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
@@ -23,6 +22,10 @@ from ..submodule import should_update_submodules
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .unpack import apply_sparse, ignore_matcher, write_index
 from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def run_checkout(

@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 from collections.abc import Callable, Container
-from typing import TextIO
 
 from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from ..autoworkers import AutoWorkers
@@ -46,6 +45,10 @@ from ..wire import PcItem
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 class Checkout(ParallelCheckout):
