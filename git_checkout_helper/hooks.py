@@ -173,7 +173,7 @@ def post_checkout(repo, old: bytes | None, new: bytes | None, changed: bool, *, 
                   prefix: str | None = None, clone: bool = False, err: TextIO = sys.stderr,
                   out: TextIO = sys.stdout, trace=None) -> int:
     """``post_checkout_hook``: ``<old> <new> <1|0>``, null ids for None."""
-    zero = "0" * repo.odb.object_format.hex_length
+    zero = "0" * repo.odb.git_hash_algo.hex_length
     args = [old.decode() if old else zero, new.decode() if new else zero, "1" if changed else "0"]
     return run_hook(repo, "post-checkout", args, environ=environ, prefix=prefix, clone=clone, err=err, out=out,
                     trace=trace)

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-try:  # the extension's parser, without the module's pure-Python fallback chain
-    from dulwich._objects import parse_tree
-except ImportError:  # pragma: no cover - a dulwich built without its extensions
-    from dulwich.objects import parse_tree
+from .dulwich_ext import parse_tree
 
 __all__ = ["Blob", "Commit", "CorruptObject", "GitObject", "ObjectHashMismatch", "Tag", "Tree", "parse_object"]
 

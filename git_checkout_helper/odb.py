@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from . import inflate as _inflate
 from .discovery import GitDirs, NotAGitRepository, discover
 from .packreader import PackReader
+from .record import Record
 
 __all__ = [
     "BlobStream",
@@ -79,6 +80,20 @@ class MissingObject(Exception):
     pass
 
 
+class HashAlgo(Record, frozen=True):
+    """``struct git_hash_algo``, the fields a checkout reads: dulwich's
+    ``ObjectFormat`` has them too, but importing it imports the dulwich
+    package (:mod:`dulwich_ext`); it stays for what is handed to dulwich."""
+
+    name: str
+    oid_length: int
+    hex_length: int
+
+
+#: ``hash_algos[]`` (hash.h), by ``extensions.objectFormat`` name.
+HASH_ALGOS = {"sha1": HashAlgo("sha1", 20, 40), "sha256": HashAlgo("sha256", 32, 64)}
+
+
 def object_format_name(config) -> str:
     """``extensions.objectFormat`` of a repository config (dulwich Config)."""
     try:
@@ -109,6 +124,11 @@ class ObjectDatabase:
         self._store = None
         self._dulwich_lock = threading.RLock()
         self._packs: list | None = None
+
+    @property
+    def git_hash_algo(self) -> HashAlgo:
+        """This repository's :class:`HashAlgo` (an unknown one was refused when opened)."""
+        return HASH_ALGOS[self._format_name]
 
     @property
     def object_format(self):

@@ -31,9 +31,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 
-from dulwich._pack import apply_delta
-
 from . import inflate as _inflate_mod
+from .dulwich_ext import apply_delta
 from .inflate import inflate
 
 __all__ = ["IndexV2", "PackReader", "DELTA_BASE_CACHE_LIMIT"]

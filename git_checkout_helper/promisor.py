@@ -457,9 +457,11 @@ def prefetch_attributes(co, tree, index: dict) -> None:
     its prefetch is done. Until then a missing one counts as absent, which
     can only make a file look modified to the planner (a refusal), never
     unmodified."""
-    files = tree.files if tree is not None else {}
     co._promisor_attr_args = (tree, index)
     co._promisor_attrs = []
+    if not _partial(co.repo):
+        return  # (before a list of every path is made for nothing: 30 ms at 100,000 files)
+    files = tree.files if tree is not None else {}
     if files and not index:
         from .sparse import load_sparse_checkout
 
@@ -472,7 +474,7 @@ def prefetch_attributes(co, tree, index: dict) -> None:
         return
     wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
     wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
-    if wanted and _partial(co.repo):
+    if wanted:
         missing = set(missing_objects(None, [o for _p, o in wanted], co.repo.odb.has_object))
         co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
 

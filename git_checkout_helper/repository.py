@@ -88,7 +88,7 @@ class Repository:
         self.config = read_config(dirs, self.environ)
         self.odb = ObjectDatabase(dirs.objects, object_format_name(self.config),
                                   getattr(dirs, "alternates", None))
-        self.hash_name = self.odb.object_format.name
+        self.hash_name = self.odb.git_hash_algo.name
         self.worktree = dirs.worktree
         self._dulwich = None
         self._refs = None
@@ -128,7 +128,7 @@ class Repository:
         """The object ``hexsha`` names (:func:`objects.parse_object`: its id
         checked against its bytes), read through our object database.
         KeyError when there is no such object."""
-        fmt = self.odb.object_format
+        fmt = self.odb.git_hash_algo
         if len(hexsha) != fmt.hex_length:
             raise KeyError(hexsha)
         try:
@@ -187,7 +187,7 @@ class Repository:
         if len(remote_matches) == 1:
             full = b"refs/remotes/" + remote_matches[0]
             return self._peel_to_commit(refs[full]), branch, full
-        hexlen = self.odb.object_format.hex_length
+        hexlen = self.odb.git_hash_algo.hex_length
         if 4 <= len(name) <= hexlen and all(c in b"0123456789abcdef" for c in name.lower()):
             if len(name) == hexlen:
                 try:
@@ -205,7 +205,7 @@ class Repository:
     def _abbrev(self, prefix: bytes):
         seen = set()
         for sha in self.store.iter_prefix(prefix):  # dulwich wants the hex prefix
-            hexsha = sha if len(sha) == self.odb.object_format.hex_length else sha.hex().encode()
+            hexsha = sha if len(sha) == self.odb.git_hash_algo.hex_length else sha.hex().encode()
             if hexsha.startswith(prefix) and hexsha not in seen:
                 seen.add(hexsha)
                 yield hexsha
@@ -217,7 +217,7 @@ class Repository:
         sparse index expanded from its trees (``ensure_full_index``)."""
         from .index_state import read_index_state
 
-        return read_index_state(self.dirs.index_path, self.odb.object_format, warn,
+        return read_index_state(self.dirs.index_path, self.odb.git_hash_algo, warn,
                                 lambda oid: self.read_tree(oid.hex().encode()).files)
 
     def sparse_checkout(self):
@@ -256,7 +256,7 @@ class Repository:
         files: dict[bytes, tuple[int, bytes]] = {}
         trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
         read_raw = self.odb.read_raw
-        rawsz = self.odb.object_format.oid_length
+        rawsz = self.odb.git_hash_algo.oid_length
 
         walked = [0]
 
@@ -344,7 +344,7 @@ class Repository:
         base = self.dirs.gitdir if ref == "HEAD" else self.dirs.commondir
         path = os.path.join(base, "logs", ref)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        zero = b"0" * self.odb.object_format.hex_length
+        zero = b"0" * self.odb.git_hash_algo.hex_length
         with open(path, "ab") as f:
             # (log_ref_write_fd: no tab before an empty message)
             f.write(b"%s %s %s%s\n" % (old or zero, new, self._ident_with_date(), b"\t" + message if message else b""))

@@ -161,7 +161,7 @@ def _base(repo: Repository, name: str) -> bytes | None:
     if found is not None:
         return found[1]
     b = name.encode().lower()
-    hexlen = repo.odb.object_format.hex_length
+    hexlen = repo.odb.git_hash_algo.hex_length
     if _HEX.fullmatch(b) and len(b) <= hexlen:
         if len(b) == hexlen:
             return b if _object(repo, b) is not None else None
@@ -528,7 +528,7 @@ def append_reflog(repo: Repository, ref: bytes, old: bytes | None, new: bytes | 
             and not os.path.exists(path):
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    zero = b"0" * repo.odb.object_format.hex_length
+    zero = b"0" * repo.odb.git_hash_algo.hex_length
     line = b"%s %s %s\t%s\n" % (old or zero, new or zero, repo._ident_with_date(), msg.encode())
     with open(path, "ab") as f:
         f.write(line)
@@ -651,7 +651,7 @@ def default_abbrev(repo: Repository) -> int:
     is -1, a false value the full length, else a number in [4, hexsz]."""
     from .config import ConfigError, git_config_int
 
-    hexsz = repo.odb.object_format.hex_length
+    hexsz = repo.odb.git_hash_algo.hex_length
     try:
         raw = repo.config.get((b"core",), b"abbrev")
     except KeyError:
@@ -684,7 +684,7 @@ def find_unique_abbrev(repo: Repository, hexsha: bytes | str, length: int | None
     default length (auto: ceil(bits of the object count / 2), at least 7)
     that names no other object."""
     h = hexsha.decode() if isinstance(hexsha, bytes) else hexsha
-    hexsz = repo.odb.object_format.hex_length
+    hexsz = repo.odb.git_hash_algo.hex_length
     cache = repo.__dict__.setdefault("_abbrev_len", {})
     if length is None:
         if "len" not in cache:

@@ -165,7 +165,7 @@ def _head_tree(repo: Repository, old, head_commit: bytes | None) -> TreeFiles:
         data = src.file.extension(b"TREE")
     if data:
         try:
-            root = CacheTree.parse(data, repo.odb.object_format.oid_length)
+            root = CacheTree.parse(data, repo.odb.git_hash_algo.oid_length)
         except ValueError:
             root = None
         commit = repo.object(head_commit) if root is not None and root.count == len(old.entries) else None
