@@ -292,8 +292,13 @@ class Repository:
             trees.clear()
             walk(root, b"")
         self.odb.release_pages()
-        result = self._trees[tree_hex] = TreeFiles(files, trees, root)
-        return result
+        return self.remember_tree(TreeFiles(files, trees, root))
+
+    def remember_tree(self, tree: TreeFiles) -> TreeFiles:
+        """Keep ``tree`` for :meth:`read_tree`'s next call with its id (read
+        here, or by a :mod:`treeahead` child)."""
+        self._trees[tree.tree_id.hex().encode()] = tree
+        return tree
 
     # --- HEAD ----------------------------------------------------------------
 

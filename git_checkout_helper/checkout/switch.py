@@ -19,9 +19,10 @@ from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
 from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
+from ..treeahead import tree_ahead
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .unpack import apply_sparse, ignore_matcher, write_index
-from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree
+from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree, hostile_paths
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
 if TYPE_CHECKING:
@@ -53,9 +54,24 @@ def run_checkout(
     if repo.worktree is None:
         raise CheckoutError("fatal: this operation must be run in a work tree", 128)
     lock = IndexLock(repo.dirs.index_path)
-    preload = None
+    preload = ahead = None
     try:
         co = Checkout(repo, opts, err, trace)
+        # The commit first, as git parses its argument before it reads the
+        # index; its tree is then read (and its paths checked) by a child
+        # while the index is read, when the index is big (treeahead.py).
+        head_commit = repo.head_commit()
+        old_branch = repo.head_ref()
+        if target is not None:
+            commit, branch, remote_ref = target.commit or head_commit, target.path, None
+            if commit is None:
+                raise CheckoutError("fatal: You are on a branch yet to be born", 128)
+            switch = target
+        else:
+            switch = None
+            commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+        if clone is None:
+            ahead = tree_ahead(repo, commit, lambda tree: hostile_paths(co, tree), opts.online_cpus)
         old = repo.read_index(err.write)
         clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
         if old.unmerged and not opts.force:
@@ -66,17 +82,8 @@ def run_checkout(
             raise CheckoutError("error: you need to resolve your current index first", 1)
         reset = opts.force or clone is not None
         preload = _start_preload(co, old, reset)  # it lstats while the target is read
-        head_commit = repo.head_commit()
-        old_branch = repo.head_ref()
-        if target is not None:
-            commit, branch, remote_ref = target.commit or head_commit, target.path, None
-            if commit is None:
-                raise CheckoutError("fatal: You are on a branch yet to be born", 128)
-            switch, target = target, repo.tree_of(commit)
-        else:
-            switch = None
-            commit, branch, remote_ref = repo.resolve(rev or "HEAD")
-            target = repo.tree_of(commit)
+        got = ahead.result() if ahead is not None else None
+        target, hostile = got if got is not None else (repo.tree_of(commit), None)
         # checkout_branch: a branch another worktree has checked out is not
         # switched to (unless detaching, or creating a branch: -B checks its own).
         creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
@@ -85,7 +92,7 @@ def run_checkout(
             _die_if_checked_out(repo, branch)
         # init_checkout_metadata: what a process filter is told of the checkout.
         co.filters.ref, co.filters.treeish = branch, commit
-        _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1)
+        _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1, hostile)
         co.setup_attributes(target, old.entries)
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
         try:
@@ -106,6 +113,8 @@ def run_checkout(
             raise CheckoutError("", 1)
         entries = write_index(co, lock, plan, target, old, clone)
     except BaseException:
+        if ahead is not None:
+            ahead.close()
         if preload is not None:
             preload.close()
         lock.rollback()

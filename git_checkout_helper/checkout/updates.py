@@ -495,21 +495,36 @@ def _refuse_invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[b
     """``verify_path`` for every path a checkout touches, before any is
     touched: a tree or index naming ``../x`` or ``.git/x`` is refused whole,
     as git does (the helpers check again what they are sent)."""
+    _refuse(_invalid_paths(co, paths, mode_of), [], code)
+
+
+def _invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[bytes], int]) -> list[bytes]:
     from ..verify_path import get_path_element_validator
 
-    bad = invalid_paths(paths, get_path_element_validator(co.repo.config), mode_of)
+    return invalid_paths(paths, get_path_element_validator(co.repo.config), mode_of)
+
+
+def hostile_paths(co: Checkout, target: TreeFiles) -> tuple[list[bytes], list[bytes]]:
+    """What :func:`_refuse_hostile_tree` refuses in ``target``: its invalid
+    paths, and the names that are both a file and a directory (a tree git
+    fsck rejects: a symlink ``d`` and a file ``d/f`` would have the symlink
+    followed, or the index hold both). Both empty for a sound tree."""
+    files = target.files
+    return _invalid_paths(co, list(files), lambda p: files[p][0]), sorted(files.keys() & target.trees.keys())
+
+
+def _refuse_hostile_tree(co: Checkout, target: TreeFiles, code: int,
+                         found: tuple[list[bytes], list[bytes]] | None = None) -> None:
+    """Refuse ``target`` when :func:`hostile_paths` (or ``found``, what it
+    said already in a :mod:`treeahead` child) finds anything. ``code``: git
+    exits 1 for a refused switch, 128 for a refused ``-f`` or clone
+    (reset_tree)."""
+    _refuse(*(found if found is not None else hostile_paths(co, target)), code)
+
+
+def _refuse(bad: list[bytes], both: list[bytes], code: int) -> None:
     if bad:
         raise CheckoutError("\n".join(f"error: invalid path '{show_path(p)}'" for p in bad), code)
-
-
-def _refuse_hostile_tree(co: Checkout, target: TreeFiles, code: int) -> None:
-    """Invalid paths, and a name that is both a file and a directory (a tree
-    git fsck rejects: a symlink ``d`` and a file ``d/f`` would have the
-    symlink followed, or the index hold both). ``code``: git exits 1 for a
-    refused switch, 128 for a refused ``-f`` or clone (reset_tree)."""
-    files = target.files
-    _refuse_invalid_paths(co, list(files), lambda p: files[p][0], code)
-    both = sorted(files.keys() & target.trees.keys())
     if both:
         raise CheckoutError("\n".join(f"error: invalid tree: '{show_path(p)}' is both a file and a directory"
                                       for p in both), code)

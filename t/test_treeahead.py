@@ -1,0 +1,148 @@
+"""The target tree read by a child while the index is read (treeahead.py).
+
+The child's tree is the one ``tree_of`` reads (files, subtrees, root id) and
+is remembered by the repository; what the check said comes back with it; a
+child that fails (an id that is no commit) gives None and is reaped, as is
+one closed before it is waited for. Then switches with the child in use
+(the size threshold lowered) against git: a clean one (same index, status,
+work tree) and one to a hostile tree (refused with git's words, nothing
+touched).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from conftest import git, run_git
+
+from git_checkout_helper import treeahead
+from git_checkout_helper.checkout.options import CheckoutError, CheckoutOptions
+from git_checkout_helper.checkout.switch import run_checkout
+from git_checkout_helper.repository import Repository
+from git_checkout_helper.treeahead import TreeAhead, tree_ahead
+
+
+@pytest.fixture
+def history(make_repo):
+    repo = make_repo()
+    for d in range(5):
+        (repo.path / f"d{d}").mkdir()
+        for f in range(20):
+            (repo.path / f"d{d}" / f"f{f}").write_text(f"{d} {f}\n")
+    repo.git("add", ".")
+    repo.git("commit", "-q", "-m", "first")
+    repo.git("branch", "other")
+    for d in range(0, 5, 2):
+        (repo.path / f"d{d}" / "f3").write_text("changed\n")
+        (repo.path / f"d{d}" / "new").write_text("new\n")
+    repo.git("rm", "-q", "d1/f1")
+    repo.git("add", ".")
+    repo.git("commit", "-q", "-m", "second")
+    return repo
+
+
+def test_the_child_reads_what_tree_of_reads(history):
+    commit = history.git("rev-parse", "HEAD").strip()
+    repo = Repository.open(str(history.path))
+    ahead = TreeAhead(repo, commit, lambda tree: sorted(tree.files)[:2])
+    tree, verdict = ahead.result()
+    want = Repository.open(str(history.path)).tree_of(commit)
+    assert (tree.files, tree.trees, tree.tree_id) == (want.files, want.trees, want.tree_id)
+    assert len(tree.files) == 102 and verdict == [b"d0/f0", b"d0/f1"]
+    assert repo.tree_of(commit) is tree  # remembered: not read again
+    assert ahead.result() is None  # (asked twice: the child is gone)
+
+
+def test_a_failing_child_gives_none_and_is_reaped(history):
+    repo = Repository.open(str(history.path))
+    blob = history.git("rev-parse", "HEAD:d0/f0").strip()
+    ahead = TreeAhead(repo, blob, lambda tree: None)  # not a commit: tree_of raises in the child
+    pid = ahead._child[0]
+    assert ahead.result() is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)
+    closed = TreeAhead(repo, history.git("rev-parse", "HEAD").strip(), lambda tree: None)
+    pid = closed._child[0]
+    closed.close()
+    closed.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def test_only_a_big_index_with_a_second_cpu_reads_ahead(history, monkeypatch):
+    repo = Repository.open(str(history.path))
+    commit = history.git("rev-parse", "other").strip()
+    assert tree_ahead(repo, commit, lambda tree: None, 2) is None  # a small index
+    monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
+    assert tree_ahead(repo, commit, lambda tree: None, 1) is None
+    assert tree_ahead(repo, None, lambda tree: None, 2) is None
+    ahead = tree_ahead(repo, commit, lambda tree: None, 2)
+    assert ahead is not None and ahead.result()[0].files == repo.tree_of(commit).files
+
+
+def _switch(path, rev: str):
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        run_checkout(Repository.open(str(path), dict(os.environ)), rev,
+                     CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
+    except CheckoutError as e:
+        return e.code, out.getvalue(), err.getvalue() + str(e) + "\n"
+    return 0, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def read_ahead(monkeypatch):
+    """Every switch reads its tree in a child; the verdicts it returned."""
+    monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
+    seen = []
+    result = TreeAhead.result
+
+    def spy(self):
+        got = result(self)
+        seen.append(got[1] if got is not None else None)
+        return got
+
+    monkeypatch.setattr(TreeAhead, "result", spy)
+    for k in list(os.environ):
+        if k.startswith(("GIT_TRACE", "GIT_TEST_")):
+            monkeypatch.delenv(k)
+    return seen
+
+
+def test_a_switch_reading_ahead_matches_git(history, tmp_path, git_env, read_ahead, monkeypatch):
+    monkeypatch.setenv("HOME", git_env["HOME"])
+    ours, theirs = tmp_path / "ours", tmp_path / "git"
+    for p in (ours, theirs):
+        git(None, "clone", "-q", str(history.path), str(p), env=git_env)
+        (p / "d3" / "f4").write_text("local change\n")
+    got = _switch(ours, "other")
+    want = run_git(theirs, "checkout", "other", env=git_env, text=True)
+    assert got == (0, want.stdout, want.stderr)
+    assert read_ahead == [([], [])]  # the child's verdict: nothing hostile
+    for args in (["ls-files", "-s"], ["status", "--porcelain"], ["diff-files", "--name-only"]):
+        assert git(ours, *args, env=git_env) == git(theirs, *args, env=git_env), args
+    assert git(ours, "status", "--porcelain", env=git_env) == b" M d3/f4\n"
+
+
+def test_a_hostile_tree_found_by_the_child_is_refused_as_git_refuses_it(history, tmp_path, git_env, read_ahead,
+                                                                        monkeypatch):
+    monkeypatch.setenv("HOME", git_env["HOME"])
+    blob = history.git("hash-object", "-w", "--stdin", input=b"evil\n").strip().decode()
+    inner = history.git("mktree", input=f"100644 blob {blob}\tconfig\n".encode()).strip().decode()
+    ok = history.git("rev-parse", "HEAD:d0").strip().decode()
+    tree = history.git("mktree", input=f"040000 tree {inner}\t.GIT\n040000 tree {ok}\td0\n".encode()).strip().decode()
+    commit = history.git("commit-tree", tree, "-p", "HEAD", "-m", "hostile").strip().decode()
+    history.git("branch", "hostile", commit)
+    ours, theirs = tmp_path / "ours", tmp_path / "git"
+    for p in (ours, theirs):
+        git(None, "clone", "-q", str(history.path), str(p), env=git_env)
+        git(p, "branch", "hostile", "origin/hostile", env=git_env)
+    before = git(ours, "ls-files", "-s", env=git_env)
+    code, out, err = _switch(ours, "hostile")
+    want = run_git(theirs, "checkout", "hostile", env=git_env, text=True, check=False)
+    assert (code, out, err) == (want.returncode, want.stdout, want.stderr)
+    assert "invalid path '.GIT/config'" in err
+    assert read_ahead == [([b".GIT/config"], [])]
+    assert git(ours, "ls-files", "-s", env=git_env) == before and not (ours / ".GIT").exists()
