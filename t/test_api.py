@@ -154,6 +154,39 @@ def test_api_streams_only_where_it_cannot_matter(src, tmp_path, setup, streams):
     assert_clean(ours2)
 
 
+def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monkeypatch):
+    """A streamed switch computes the new index's order and TREE extension
+    (unpack.index_order) once, after the last item is queued and before the
+    helpers' results are collected; the index written with them is git's,
+    TREE extension included."""
+    from git_checkout_helper import workers
+    from git_checkout_helper.checkout import switch, unpack
+    from git_checkout_helper.index_file import parse_index
+
+    events = []
+    order, finish = unpack.index_order, workers.PoolRun.finish
+
+    def spy_order(co, plan, target, early=False):
+        events.append(("index_order", early))
+        return order(co, plan, target, early)
+
+    def spy_finish(self):
+        events.append(("finish", None))
+        return finish(self)
+
+    monkeypatch.setattr(unpack, "index_order", spy_order)
+    monkeypatch.setattr(switch, "index_order", spy_order)
+    monkeypatch.setattr(workers.PoolRun, "finish", spy_finish)
+    ours, theirs = twins(src, tmp_path, "m")
+    report = checkout(str(ours), "other", workers=2, threshold=0)
+    git(theirs, "checkout", "-q", "other")
+    assert report.streamed
+    assert events == [("index_order", True), ("finish", None), ("index_order", False)]
+    assert_same(ours, theirs)
+    trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
+    assert trees[0] is not None and trees[0] == trees[1]
+
+
 @pytest.mark.parametrize("workers", [1, 2, 4])
 def test_api_switch_matches_git(src, tmp_path, workers):
     ours, theirs = twins(src, tmp_path, f"w{workers}")

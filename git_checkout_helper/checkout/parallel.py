@@ -201,6 +201,10 @@ class ParallelCheckout:
         nr = len(q.items)
         if stream is not None:
             self._stream = None
+            if self.meanwhile is not None:
+                # Every item is queued; the helpers have the last ones. The
+                # coordinator would only wait for their results now.
+                self.meanwhile()
             results = stream.finish()
             self.report.batches += stream.pool.batches
             self.report.parallel_items += nr

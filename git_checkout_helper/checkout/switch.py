@@ -21,7 +21,7 @@ from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
 from ..treeahead import tree_ahead
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
-from .unpack import apply_sparse, ignore_matcher, write_index
+from .unpack import apply_sparse, ignore_matcher, index_order, write_index
 from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree, hostile_paths
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
@@ -106,6 +106,8 @@ def run_checkout(
         sparse_warnings = apply_sparse(co, plan, old.entries)
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
+        if co.submodules is None:  # (their moves may change the plan after the files are written)
+            co.meanwhile = lambda: index_order(co, plan, target, early=True)
         _execute(co, plan, opts, err, checked=target.files)
         if sparse_warnings:
             err.write(sparse_warnings)

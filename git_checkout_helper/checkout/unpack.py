@@ -40,17 +40,32 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
     ``unpack_trees``'s result with its TREE extension, racily clean entries
     smudged, written under ``lock``. Returns its entries."""
     repo = co.repo
-    entries = [plan.entries[p] for p in sorted(plan.entries)]
+    entries, tree_ext = index_order(co, plan, target)
     if clone is not None:
         co.collisions.report(entries, co.err)
     co.smudge_racily_clean(entries, old.mtime_ns)
-    lock.commit(index_bytes(entries, repo.hash_name, cache_tree(target, plan, repo), old, repo.config,
+    lock.commit(index_bytes(entries, repo.hash_name, tree_ext, old, repo.config,
                             worktree=co.top[:-1], switch=True, err=co.err,
                             unread=clone is not None, ensure_tree=repo.ensure_tree,
                             # clone's own checkout writes a full index, whatever index.sparse says
                             sparse=repo.sparse_checkout() if clone is None else None,
                             changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     return entries
+
+
+def index_order(co: Checkout, plan: Plan, target: TreeFiles, early: bool = False):
+    """The new index's entries in order and its TREE extension: what
+    :func:`write_index` needs of the plan alone (names, modes, ids; not the
+    stat data the writing fills in). ``early``: computed ahead, as
+    ``co.meanwhile`` (while the helpers write) and kept for write_index;
+    otherwise that result, or computed now."""
+    if not early and co._index_order is not None:
+        got, co._index_order = co._index_order, None
+        return got
+    got = [plan.entries[p] for p in sorted(plan.entries)], cache_tree(target, plan, co.repo)
+    if early:
+        co._index_order = got
+    return got
 
 
 def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:

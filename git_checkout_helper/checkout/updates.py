@@ -95,6 +95,11 @@ class Checkout(ParallelCheckout):
         self._dynamic: bool | None = None  # checkout.distribution, read once
         #: Submodules this checkout moves (--recurse-submodules): submodule.SubmoduleMoves.
         self.submodules = None
+        #: Work that needs the plan but not the written files' stat data (the
+        #: new index's order, its TREE extension): done while the helpers
+        #: write the last items, instead of after them (see run_queue).
+        self.meanwhile: Callable[[], None] | None = None
+        self._index_order = None  # what unpack.index_order computed as meanwhile
 
     # --- messages --------------------------------------------------------------
 
