@@ -62,7 +62,7 @@ class _RecordMeta(type):
         cls.__record_defaults__ = {**getattr(cls, "__record_defaults__", {}), **defaults}
         cls.__record_omit_defaults__ = omit_defaults
         cls.__record_frozen__ = frozen or getattr(cls, "__record_frozen__", False)
-        if cls.__record_fields__ or own:
+        if cls.__record_fields__:
             cls.__init__ = _make_init(cls, kw_only)
         if cls.__record_frozen__:
             cls.__hash__ = _frozen_hash
@@ -99,7 +99,7 @@ def _make_init(cls, kw_only: bool):
     if kw_only and params:
         params.insert(0, "*")
     src = f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"])
-    exec(src, env)  # noqa: S102 (our own field names, checked identifiers)
+    exec(src, env)  # noqa: S102 (field names are the class's own annotations: identifiers)
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init

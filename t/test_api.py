@@ -157,7 +157,7 @@ def test_api_streams_only_where_it_cannot_matter(src, tmp_path, setup, streams):
 def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monkeypatch):
     """A streamed switch computes the new index's order and TREE extension
     (unpack.index_order) once, after the last item is queued and before the
-    helpers' results are collected; the index written with them is git's,
+    helpers' results are collected, and writes the index with them: git's,
     TREE extension included."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
@@ -166,12 +166,12 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     events = []
     order, finish = unpack.index_order, workers.PoolRun.finish
 
-    def spy_order(co, plan, target, early=False):
-        events.append(("index_order", early))
-        return order(co, plan, target, early)
+    def spy_order(co, plan, target):
+        events.append("index_order")
+        return order(co, plan, target)
 
     def spy_finish(self):
-        events.append(("finish", None))
+        events.append("finish")
         return finish(self)
 
     monkeypatch.setattr(unpack, "index_order", spy_order)
@@ -181,7 +181,7 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     report = checkout(str(ours), "other", workers=2, threshold=0)
     git(theirs, "checkout", "-q", "other")
     assert report.streamed
-    assert events == [("index_order", True), ("finish", None), ("index_order", False)]
+    assert events == ["index_order", "finish"]  # (and write_index used what it made)
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
     assert trees[0] is not None and trees[0] == trees[1]

@@ -106,8 +106,8 @@ def run_checkout(
         sparse_warnings = apply_sparse(co, plan, old.entries)
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
-        if co.submodules is None:  # (their moves may change the plan after the files are written)
-            co.meanwhile = lambda: index_order(co, plan, target, early=True)
+        else:  # (submodule moves may change the plan after the files are written)
+            co.meanwhile = lambda: setattr(co, "index_order", index_order(co, plan, target))
         _execute(co, plan, opts, err, checked=target.files)
         if sparse_warnings:
             err.write(sparse_warnings)

@@ -40,7 +40,7 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
     ``unpack_trees``'s result with its TREE extension, racily clean entries
     smudged, written under ``lock``. Returns its entries."""
     repo = co.repo
-    entries, tree_ext = index_order(co, plan, target)
+    entries, tree_ext = co.index_order or index_order(co, plan, target)
     if clone is not None:
         co.collisions.report(entries, co.err)
     co.smudge_racily_clean(entries, old.mtime_ns)
@@ -53,19 +53,12 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
     return entries
 
 
-def index_order(co: Checkout, plan: Plan, target: TreeFiles, early: bool = False):
+def index_order(co: Checkout, plan: Plan, target: TreeFiles) -> tuple[list[Entry], bytes | None]:
     """The new index's entries in order and its TREE extension: what
     :func:`write_index` needs of the plan alone (names, modes, ids; not the
-    stat data the writing fills in). ``early``: computed ahead, as
-    ``co.meanwhile`` (while the helpers write) and kept for write_index;
-    otherwise that result, or computed now."""
-    if not early and co._index_order is not None:
-        got, co._index_order = co._index_order, None
-        return got
-    got = [plan.entries[p] for p in sorted(plan.entries)], cache_tree(target, plan, co.repo)
-    if early:
-        co._index_order = got
-    return got
+    stat data the writing fills in), so that a switch can have them made
+    while its helpers write (``co.meanwhile``, kept in ``co.index_order``)."""
+    return [plan.entries[p] for p in sorted(plan.entries)], cache_tree(target, plan, co.repo)
 
 
 def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:

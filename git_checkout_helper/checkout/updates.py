@@ -99,7 +99,7 @@ class Checkout(ParallelCheckout):
         #: new index's order, its TREE extension): done while the helpers
         #: write the last items, instead of after them (see run_queue).
         self.meanwhile: Callable[[], None] | None = None
-        self._index_order = None  # what unpack.index_order computed as meanwhile
+        self.index_order = None  # unpack.index_order's result, made as meanwhile
 
     # --- messages --------------------------------------------------------------
 
