@@ -230,17 +230,18 @@ class Repository:
         """Store tree ``oid`` unless the object store has it (a sparse index's directories)."""
         self.odb.ensure_object(oid, b"tree", content)
 
-    def tree_of(self, commit_hex: bytes | None) -> TreeFiles:
+    def tree_of(self, commit_hex: bytes | None, fetch: bool = True) -> TreeFiles:
+        """The flattened tree of a commit (or of a tree); ``fetch``: see :meth:`read_tree`."""
         if commit_hex is None:
             return EMPTY
         obj = self.object(commit_hex)
         if isinstance(obj, Commit):
-            return self.read_tree(obj.tree)
+            return self.read_tree(obj.tree, fetch)
         if isinstance(obj, Tree):
-            return self.read_tree(obj.id)
+            return self.read_tree(obj.id, fetch)
         raise RevisionError(f"reference is not a tree: {commit_hex.decode()}")
 
-    def read_tree(self, tree_hex: bytes) -> TreeFiles:
+    def read_tree(self, tree_hex: bytes, fetch: bool = True) -> TreeFiles:
         """Flatten a tree (``read_tree``) and remember its subtrees for cache-tree.
 
         Raw tree bytes are parsed by dulwich's C ``parse_tree`` instead of
@@ -249,6 +250,8 @@ class Repository:
         The pack pages the walk maps are let go every ``TREES_PER_RELEASE``
         trees and at its end (:meth:`odb.ObjectDatabase.release_pages`): at
         100,000 files they were most of the coordinator's peak memory.
+        A tree a partial clone lacks is fetched, unless ``fetch`` is false
+        (KeyError then: a :mod:`treeahead` child leaves that to the coordinator).
         """
         cached = self._trees.get(tree_hex)
         if cached is not None:
@@ -284,6 +287,8 @@ class Repository:
         try:
             walk(root, b"")
         except KeyError:  # a partial clone lacks trees: fetched, or refused (promisor.py)
+            if not fetch:
+                raise
             from .promisor import prefetch_trees
 
             prefetch_trees(self.config, self.store, root, environ=self.environ)

@@ -9,11 +9,12 @@ big switch (:data:`MIN_INDEX_SIZE`) forks a child that reads the tree and
 checks its paths, and sends both back (``marshal``, one write) when the
 coordinator asks for them, having read the index meanwhile.
 
-The child only reads: it writes to no file and no descriptor but its pipe,
-and ends with ``os._exit``. Whatever goes wrong in it (a tree a partial
-clone lacks, a corrupt object, a fault) makes :meth:`TreeAhead.result`
-None, and the coordinator reads the tree itself as it would have, failing
-(or fetching) there with its usual messages.
+The child only reads: it fetches nothing, writes to no file and no
+descriptor but its pipe (its stdout and stderr go to ``/dev/null``), and
+ends with ``os._exit``. Whatever goes wrong in it (a tree a partial clone
+lacks, a corrupt object, a fault) makes :meth:`TreeAhead.result` None, and
+the coordinator reads the tree itself as it would have, failing (or
+fetching) there with its usual messages, said once.
 """
 
 from __future__ import annotations
@@ -49,7 +50,10 @@ class TreeAhead:
             code = 1
             try:
                 os.close(r)
-                tree = repo.tree_of(commit_hex)
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)  # silent: what it would say, the coordinator says when it reads again
+                os.dup2(null, 2)
+                tree = repo.tree_of(commit_hex, fetch=False)
                 data = marshal.dumps((tree.files, tree.trees, tree.tree_id, check(tree)))
                 write_in_full(w, len(data).to_bytes(8, "little"))
                 write_in_full(w, data)

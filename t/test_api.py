@@ -369,9 +369,9 @@ def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, mon
     read: list[bytes] = []
     real = Repository.read_tree
 
-    def counting(self, tree_hex):
+    def counting(self, tree_hex, *args):
         read.append(tree_hex)
-        return real(self, tree_hex)
+        return real(self, tree_hex, *args)
 
     monkeypatch.setattr(Repository, "read_tree", counting)
     checkout(str(ours), "other", workers=2, threshold=0)

@@ -146,3 +146,30 @@ def test_a_hostile_tree_found_by_the_child_is_refused_as_git_refuses_it(history,
     assert "invalid path '.GIT/config'" in err
     assert read_ahead == [([b".GIT/config"], [])]
     assert git(ours, "ls-files", "-s", env=git_env) == before and not (ours / ".GIT").exists()
+
+
+def test_a_tree_a_partial_clone_lacks_is_fetched_once_by_the_coordinator(history, tmp_path, git_env, read_ahead,
+                                                                           monkeypatch):
+    """The child fetches nothing: it gives up on a tree the clone lacks
+    (``--filter=tree:0``), silently, and the coordinator fetches it, once,
+    with the blobs; the switch is then git's."""
+    import subprocess
+
+    monkeypatch.setenv("HOME", git_env["HOME"])
+    history.git("config", "uploadpack.allowFilter", "true")
+    ours, theirs = tmp_path / "ours", tmp_path / "git"
+    for p in (ours, theirs):
+        subprocess.run(["git", "clone", "-q", "--filter=tree:0", "-b", "other", f"file://{history.path}", str(p)],
+                       env=git_env, check=True, capture_output=True)
+    packs = sorted(os.listdir(ours / ".git" / "objects" / "pack"))
+    repo = Repository.open(str(ours), dict(os.environ))
+    target = git(ours, "rev-parse", "origin/main", env=git_env).strip()
+    assert TreeAhead(repo, target, lambda tree: None).result() is None
+    assert sorted(os.listdir(ours / ".git" / "objects" / "pack")) == packs  # the child wrote nothing
+    read_ahead.clear()
+    got = _switch(ours, "origin/main")
+    want = run_git(theirs, "checkout", "origin/main", env=git_env, text=True)
+    assert got[0] == want.returncode == 0 and got[1] == want.stdout
+    assert read_ahead == [None]  # the child gave up; the coordinator read (and fetched) the tree
+    for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"]):
+        assert git(ours, *args, env=git_env) == git(theirs, *args, env=git_env), args
