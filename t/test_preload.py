@@ -8,7 +8,8 @@ none is left behind, even when finish() is interrupted. Then a switch of a
 changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
 running and with ``core.preloadIndex=false``, in a split index of version 4,
-in a linked worktree, and in a sparse checkout with ``core.checkStat=minimal``.
+in a linked worktree, and in a sparse checkout with ``core.checkStat=minimal``;
+and the same with the target tree read by a child (treeahead.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import subprocess
 import pytest
 from conftest import git, run_git
 
+from git_checkout_helper import treeahead
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
 from git_checkout_helper.coresettings import DEFAULT_CORE
@@ -172,10 +174,17 @@ def _twin(src, env, path, preload: bool, setup: str = "plain"):
     return path
 
 
-def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"):
+def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain", ahead: bool = False):
     """Twins switched to ``other``, ours through the API (two CPUs, whatever
-    this machine has), git with two workers: (ours, git's, our report)."""
+    this machine has), git with two workers: (ours, git's, our report).
+    ``ahead``: the target tree read by a child (treeahead.py, its size
+    threshold lowered), whose result must be the one used."""
     src, env = big
+    used = []
+    if ahead:
+        monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
+        result = treeahead.TreeAhead.result
+        monkeypatch.setattr(treeahead.TreeAhead, "result", lambda self: used.append(result(self)) or used[-1])
     ours = _twin(src, env, tmp_path / "ours", preload, setup)
     theirs = _twin(src, env, tmp_path / "git", preload, setup)
     for k in list(os.environ):
@@ -189,14 +198,17 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
                           CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
     theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
     assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
+    assert len(used) == ahead and all(r is not None for r in used)
     return ours, theirs, report
 
 
-@pytest.mark.parametrize("preload, setup", [(True, "plain"), (False, "plain"), (True, "split-v4"),
-                                            (True, "linked")])
-def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup):
+@pytest.mark.parametrize("preload, setup, ahead", [(True, "plain", False), (False, "plain", False),
+                                                   (True, "split-v4", False), (True, "linked", False),
+                                                   (True, "plain", True), (True, "split-v4", True),
+                                                   (True, "linked", True)])
+def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup, ahead):
     env = big[1]
-    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload, setup)
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload, setup, ahead)
     if preload:
         assert report.preload_workers == 2
         # Every entry but the touched and the modified file (the refresh decides those).
@@ -215,9 +227,10 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup):
     assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
 
 
-def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch, ahead):
     env = big[1]
-    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, "sparse")
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, "sparse", ahead)
     in_cone = 3 * N_FILES // 40
     assert report.preload_workers == 2 and report.preloaded == in_cone - 2  # no skip-worktree file is there
     for args in (["ls-files", "-s", "-t"], ["status", "--porcelain"], ["diff-files", "--name-only"]):
