@@ -250,7 +250,7 @@ class ObjectDatabase:
         """Every ``pack-*.pack`` with its ``.idx`` (as dulwich lists them), each
         read by a :class:`PackReader` of its own; None when one of them is not
         of that kind (a version 1 index...): then dulwich opens them all."""
-        rawsz = 32 if self._format_name == "sha256" else 20
+        rawsz = self.git_hash_algo.oid_length
         pack_dir = os.path.join(self._objects_dir, "pack")
         try:
             names = os.listdir(pack_dir)

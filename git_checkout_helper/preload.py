@@ -24,14 +24,13 @@ tree, the index or any descriptor but its own pipe, and ends with
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Sequence
 from itertools import compress, pairwise
 
 from .coresettings import CoreSettings
 from .index import Entry
 from .refresh import is_fresh, refreshable
-from .workers import STOP_SIGNALS, fork_child
+from .run_async import finish_async, start_async, stop_async
 
 __all__ = ["MAX_PARALLEL", "PRELOAD_COST", "Preload", "workers_for"]
 
@@ -61,37 +60,25 @@ class Preload:
         self._running: list[tuple[int, int, int, int]] = []  # (pid, read end, start, end)
         nr = len(entries)
         bounds = [nr * k // workers for k in range(workers + 1)]
-        ours: list[int] = []
+
+        def share(start: int, end: int) -> bytes:
+            out = bytearray(end - start)
+            for i in range(start, end):
+                e = entries[i]
+                if not refreshable(e):
+                    continue
+                try:
+                    st = os.lstat(top + e.name)
+                except OSError:
+                    continue
+                if is_fresh(e, st, racy_timestamp_ns, core):
+                    out[i - start] = 1
+            return out
+
         try:
             for start, end in pairwise(bounds):
-                r, w = os.pipe()
-                ours += (r, w)
-                pid = fork_child(dict.fromkeys(STOP_SIGNALS, signal.SIG_DFL))
-                if pid == 0:  # the worker
-                    code = 1
-                    try:
-                        for fd in ours:
-                            if fd != w:
-                                os.close(fd)
-                        out = bytearray(end - start)
-                        for i in range(start, end):
-                            e = entries[i]
-                            if not refreshable(e):
-                                continue
-                            try:
-                                st = os.lstat(top + e.name)
-                            except OSError:
-                                continue
-                            if is_fresh(e, st, racy_timestamp_ns, core):
-                                out[i - start] = 1
-                        view = memoryview(out)
-                        while view:
-                            view = view[os.write(w, view):]
-                        code = 0
-                    finally:
-                        os._exit(code)
-                os.close(w)
-                ours.remove(w)
+                others = [r for _pid, r, _start, _end in self._running]
+                pid, r = start_async(lambda start=start, end=end: share(start, end), close=others)
                 self._running.append((pid, r, start, end))
         except BaseException:
             self.close()
@@ -102,15 +89,9 @@ class Preload:
         how many entries were marked."""
         marked = 0
         while self._running:  # (a worker leaves the list once reaped: close() sees to the rest)
-            pid, r, start, end = self._running[0]
-            chunks = []
-            while chunk := os.read(r, 1 << 16):
-                chunks.append(chunk)
-            _, status = os.waitpid(pid, 0)
-            del self._running[0]
-            os.close(r)
-            data = b"".join(chunks)
-            if status != 0 or len(data) != end - start:
+            pid, r, start, end = self._running.pop(0)
+            data = finish_async(pid, r)
+            if data is None or len(data) != end - start:
                 continue  # refresh_entries decides this share alone
             for e in compress(self.entries[start:end], data):
                 e.uptodate = True  # ce_mark_uptodate
@@ -121,9 +102,4 @@ class Preload:
         """Stop and reap the workers not finished (an error before the merge)."""
         running, self._running = self._running, []
         for pid, r, _start, _end in running:
-            os.close(r)
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):  # reaped by an interrupted finish()
-                pass
+            stop_async(pid, r)

@@ -140,18 +140,14 @@ def replace(record: Record, **changes) -> Record:
 
 
 def asdict(record: Record) -> dict:
-    """The fields as a dict, records within turned into dicts too (for a JSON
-    encoder), without those holding their defaults when the class says
-    ``omit_defaults``."""
-    out = {}
-    omit = record.__record_omit_defaults__
-    defaults = record.__record_defaults__
-    for f in record.__record_fields__:
-        v = getattr(record, f)
-        if omit and f in defaults and v == defaults[f]:
-            continue
-        out[f] = asdict(v) if isinstance(v, Record) else v
-    return out
+    """The fields as a dict, without those holding their defaults when the
+    class says ``omit_defaults`` (records within stay records: the JSON
+    encoder turns each into a dict of its own, :func:`json_bytes`)."""
+    values = {f: getattr(record, f) for f in record.__record_fields__}
+    if record.__record_omit_defaults__:
+        defaults = record.__record_defaults__
+        values = {f: v for f, v in values.items() if f not in defaults or v != defaults[f]}
+    return values
 
 
 _encoder = None
@@ -166,7 +162,7 @@ def json_bytes(value) -> bytes:
         import msgspec
 
         _encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
-    return _encoder.encode(asdict(value) if isinstance(value, Record) else value)
+    return _encoder.encode(value)
 
 
 def _enc_hook(obj):

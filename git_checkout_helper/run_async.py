@@ -1,0 +1,95 @@
+r"""``start_async`` / ``finish_async`` (run-command.c): a function run in a
+forked child, its result read back through a pipe.
+
+What the coordinator hands a second CPU while it works on: the preload's
+``lstat``\ s (:mod:`preload`), the target tree read ahead
+(:mod:`treeahead`). git runs such work in threads; our per-entry work is
+Python, which threads would run one at a time, so it is a forked process
+(as a preload worker always was here), whose result is bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Sequence
+
+from .workers import STOP_SIGNALS, fork_child
+from .wrapper import write_in_full
+
+__all__ = ["finish_async", "start_async", "stop_async"]
+
+
+def start_async(compute: Callable[[], bytes], close: Sequence[int] = ()) -> tuple[int, int]:
+    """Run ``compute`` in a forked child and send its bytes back: (child's
+    pid, the pipe's read end), for :func:`finish_async` or
+    :func:`stop_async`.
+
+    The child only reads: its stdout and stderr go to ``/dev/null`` (what it
+    would say, the coordinator says if it does the work again), the
+    descriptors ``close`` names (other children's pipes) are closed, the
+    stopping signals kill it, and it ends with ``os._exit``, having run
+    nothing of the coordinator's but ``compute``. It writes the length
+    first, so that the result is read into one buffer of that size; an
+    exception in ``compute`` is an exit status of 1."""
+    r, w = os.pipe()
+    pid = fork_child(dict.fromkeys(STOP_SIGNALS, signal.SIG_DFL))
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            for fd in close:
+                os.close(fd)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            data = compute()
+            write_in_full(w, len(data).to_bytes(8, "little"))
+            write_in_full(w, data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def finish_async(pid: int, fd: int) -> bytearray | None:
+    """What the child of :func:`start_async` sent, once it has exited
+    (reaped, ``fd`` closed); None when it failed or stopped short. An
+    interrupted read stops the child, as :func:`stop_async` does."""
+    try:
+        data = _read_sized(fd)
+    except BaseException:
+        stop_async(pid, fd)
+        raise
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return data if status == 0 else None
+
+
+def stop_async(pid: int, fd: int) -> None:
+    """Kill and reap the child of :func:`start_async` (one that an
+    interrupted :func:`finish_async` reaped already is left alone)."""
+    os.close(fd)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _read_sized(fd: int) -> bytearray | None:
+    """A length (8 bytes), then that many bytes read into one buffer (no
+    list of pieces beside their join: 8 MB at 100,000 files); None when the
+    writer stopped short."""
+    head = os.read(fd, 8)
+    if len(head) != 8:
+        return None
+    buf = bytearray(int.from_bytes(head, "little"))
+    view, got = memoryview(buf), 0
+    while got < len(buf):
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            return None
+        got += n
+    return buf
