@@ -270,7 +270,7 @@ class _DirIndex:
     one by one."""
 
     __slots__ = ("matchers", "_macros", "_wanted", "_suffixes", "_lengths", "_names", "_paths", "_others",
-                 "_always", "_results")
+                 "_always", "_results", "_tail", "_by_tail")
 
     def __init__(self, macros: Mapping[bytes, list]) -> None:
         self.matchers: list = []  # (match, wanted) in file order
@@ -283,6 +283,8 @@ class _DirIndex:
         self._others: list = []  # (index, match, lead, pattern)
         self._always: tuple[int, ...] = ()  # patterns every file of the directory matches (for_dir)
         self._results: dict[tuple[int, ...], dict] = {(): {}}
+        self._tail = 0
+        self._by_tail: dict[bytes, dict] | None = None
 
     def add(self, pattern: _LazyPattern, wanted: list) -> None:
         i = len(self._wanted)
@@ -300,6 +302,17 @@ class _DirIndex:
 
     def finish(self) -> None:
         self._lengths = tuple(sorted({len(k) for k in self._suffixes}))
+        self._memo_by_tail()
+
+    def _memo_by_tail(self) -> None:
+        """An index of suffixes alone (and patterns every file matches)
+        decides a path by its last bytes, as many as its longest suffix
+        (a suffix has no slash: it never reaches into the directory of a
+        longer path): :meth:`check` then answers each distinct tail once,
+        one dictionary probe a file after that (most of git.git's
+        directories; 130 ms of CPU at 100,000 files before)."""
+        self._tail = self._lengths[-1] if self._lengths else 0
+        self._by_tail = None if self._names or self._paths or self._others else {}
 
     def for_dir(self, d: bytes) -> _DirIndex:
         """This index for the files directly in ``d`` (b"" for the root)."""
@@ -340,9 +353,20 @@ class _DirIndex:
         view._lengths = tuple(sorted({len(k) for k in suffixes}))
         view._names = names
         view._paths = paths
+        view._memo_by_tail()
         return view
 
     def check(self, path: bytes, slash: int) -> dict[bytes, object]:
+        by_tail = self._by_tail
+        if by_tail is None:
+            return self._check(path, slash)
+        tail = path[-self._tail:] if self._tail else b""
+        result = by_tail.get(tail)
+        if result is None:
+            result = by_tail[tail] = self._check(path, slash)
+        return result
+
+    def _check(self, path: bytes, slash: int) -> dict[bytes, object]:
         hits = list(self._always)
         suffixes = self._suffixes
         if suffixes:
@@ -410,12 +434,13 @@ def _lead(pattern: _LazyPattern) -> bytes | None:
 def _shape(pattern: _LazyPattern) -> tuple[str, bytes | None]:
     """How :class:`_DirIndex` files a pattern, by the shapes :func:`_matcher`
     tests without a regular expression: ``("suffix", ".ext")`` for ``*.ext``
-    (no slash, no other wildcard: any path ending so), ``("name", n)`` for a
+    (no slash, no other wildcard: any path ending so; ``*`` alone, as in
+    ``* text=auto``, is the empty suffix every path ends with), ``("name", n)`` for a
     plain name (no slash: the last component), ``("path", p)`` for an
     anchored literal path, ``("other", None)`` for the rest."""
     raw = pattern.pattern
     if b"/" not in raw:
-        if raw.startswith(b"*") and len(raw) > 1 and not _WILDCARDS.intersection(raw[1:]):
+        if raw.startswith(b"*") and not _WILDCARDS.intersection(raw[1:]):
             return "suffix", raw[1:]
         if not _WILDCARDS.intersection(raw):
             return "name", raw
@@ -474,7 +499,7 @@ def _matcher(pattern: _LazyPattern) -> Callable[[bytes], bool]:
     (has a slash)."""
     raw = pattern.pattern
     if b"/" not in raw:
-        if raw.startswith(b"*") and len(raw) > 1 and not _WILDCARDS.intersection(raw[1:]):
+        if raw.startswith(b"*") and not _WILDCARDS.intersection(raw[1:]):
             suffix = raw[1:]
             return lambda path: path.endswith(suffix)
         if not _WILDCARDS.intersection(raw):

@@ -108,3 +108,37 @@ def test_a_real_projects_directories_need_no_glob_per_path():
         slash = path.rfind(b"/")
         assert stack._dir_index(path[:slash] if slash != -1 else b"")._others == [], path
         assert stack.check(path) == reference(stack, path), path
+
+    # Beyond the root (whose index holds a literal path), each directory
+    # decides a path by its tail: every distinct tail is matched once.
+    sub = [p for p in paths if b"/" in p and not p.startswith((b"mergetools/", b"t/oid-info/"))]
+    for path in sub:
+        slash = path.rfind(b"/")
+        index = stack._dir_index(path[:slash])
+        assert index._by_tail is not None and path[-index._tail:] in index._by_tail, path
+
+
+SUFFIXES = [b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*.SH", b"*", b"*.md", b"*.h", b"*.[ch]"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_suffixes_alone_are_decided_by_the_tail(seed):
+    """An index of suffix patterns (and ``*``) decides each distinct tail
+    once, with the reference's verdict: paths shorter than the longest
+    suffix, tails that reach into the directory, one suffix the tail of
+    another; a glob among them leaves each path to be matched."""
+    rng = random.Random(seed)
+    lines = [rng.choice(SUFFIXES) + b" " + b" ".join(rng.sample(ATTRS, rng.randint(1, 3)))
+             for _ in range(rng.randint(1, 8))]
+    files = {b"": b"[attr]mymacro text eol=crlf -ident\n" + b"\n".join(lines) + b"\n"}
+    stack = AttributeStack(files.get, lambda d: d in files)
+    names = NAMES + [b"gz", b"c", b"h", b".gz", b"x.tar.gz", b"y.tar.gz", b"tar.gz", b"a.gz.c"]
+    paths = [(d + b"/" + n if d else n) for d in (b"", b"s", b"sub/dir.tar", b"a.tar") for n in names]
+    rng.shuffle(paths)
+    for path in paths + paths:
+        assert stack.check(path) == reference(stack, path), (seed, path, lines)
+    index = stack._dir_index(b"")
+    if any(line.startswith(b"*.[ch]") for line in lines):  # a glob: matched path by path
+        assert index._by_tail is None
+    else:
+        assert index._by_tail and len(index._by_tail) < len(paths), lines

@@ -22,6 +22,7 @@ import pytest
 from conftest import git, run_git
 
 from git_checkout_helper import treeahead
+from git_checkout_helper.checkout import switch
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
 from git_checkout_helper.coresettings import DEFAULT_CORE
@@ -81,6 +82,18 @@ def test_workers_mark_what_refresh_would(tree, workers):
     want = _expected(top, entries, racy_ns)
     assert want.count(False) == 6 and not want[3] and not want[5]  # the set-up does what it says
     p = Preload(entries, top, racy_ns, DEFAULT_CORE, workers)
+    assert p.finish() == want.count(True)
+    assert [e.uptodate for e in entries] == want
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_here_takes_the_last_share_at_once(tree, workers):
+    top, entries, racy_ns = tree
+    want = _expected(top, entries, racy_ns)
+    p = Preload(entries, top, racy_ns, DEFAULT_CORE, workers, here=True)
+    last = len(entries) * (workers - 1) // workers
+    assert len(p._running) == workers - 1  # one child fewer: the last share is done here
+    assert [e.uptodate for e in entries] == [False] * last + want[last:]
     assert p.finish() == want.count(True)
     assert [e.uptodate for e in entries] == want
 
@@ -178,9 +191,11 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     """Twins switched to ``other``, ours through the API (two CPUs, whatever
     this machine has), git with two workers: (ours, git's, our report).
     ``ahead``: the target tree read by a child (treeahead.py, its size
-    threshold lowered), whose result must be the one used."""
+    threshold lowered), whose result must be the one used, while the
+    coordinator takes a share of the preload itself."""
     src, env = big
-    used = []
+    used, heres = [], []
+    monkeypatch.setattr(switch, "Preload", lambda *a, **k: heres.append(a[4:]) or Preload(*a, **k))
     if ahead:
         monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
         result = treeahead.TreeAhead.result
@@ -199,6 +214,7 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
     assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
     assert len(used) == ahead and all(r is not None for r in used)
+    assert heres == ([(report.preload_workers, ahead)] if preload else [])
     return ours, theirs, report
 
 

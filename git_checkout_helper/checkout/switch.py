@@ -54,7 +54,7 @@ def run_checkout(
     if repo.worktree is None:
         raise CheckoutError("fatal: this operation must be run in a work tree", 128)
     lock = IndexLock(repo.dirs.index_path)
-    preload = ahead = None
+    preload = ahead = co = None
     try:
         co = Checkout(repo, opts, err, trace)
         # The commit first, as git parses its argument before it reads the
@@ -75,13 +75,14 @@ def run_checkout(
         old = repo.read_index(err.write)
         clear_skip_worktree_from_present_files(old.entries, repo.config, co.top)
         if old.unmerged and not opts.force:
-            # refresh_index lists them on stdout, then merge_working_tree fails.
-            for name in old.unmerged:
-                out.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
-            out.flush()
-            raise CheckoutError("error: you need to resolve your current index first", 1)
+            _refuse_unmerged(old.unmerged, out)
         reset = opts.force or clone is not None
-        preload = _start_preload(co, old, reset)  # it lstats while the target is read
+        # Preloaded while the target is read (when a child reads it, with a share here).
+        preload = _start_preload(co, old, reset, here=ahead is not None)
+        # init_checkout_metadata: what a process filter (or a helper's) is told of the checkout.
+        co.filters.ref, co.filters.treeish = branch, commit
+        co.start_helpers_ahead(len(old.entries))
+        head = _head_from_index(repo, old, head_commit) if ahead is not None and not reset else None  # (meanwhile)
         got = ahead.result() if ahead is not None else None
         target, hostile = got if got is not None else (repo.tree_of(commit), None)
         # checkout_branch: a branch another worktree has checked out is not
@@ -90,13 +91,11 @@ def run_checkout(
         if (branch is not None and remote_ref is None and clone is None and (rev is not None or switch is not None)
                 and not opts.ignore_other_worktrees and branch != old_branch and not creating):
             _die_if_checked_out(repo, branch)
-        # init_checkout_metadata: what a process filter is told of the checkout.
-        co.filters.ref, co.filters.treeish = branch, commit
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1, hostile)
         co.setup_attributes(target, old.entries)
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
         try:
-            plan = _merge_trees(co, reset, old, head_commit, target, preload)
+            plan = _merge_trees(co, reset, old, head_commit, target, preload, head)
         except PlanError as e:
             if not recurse:
                 raise
@@ -115,10 +114,11 @@ def run_checkout(
             raise CheckoutError("", 1)
         entries = write_index(co, lock, plan, target, old, clone)
     except BaseException:
-        if ahead is not None:
-            ahead.close()
-        if preload is not None:
-            preload.close()
+        if co is not None:
+            co.close_helpers()  # (started ahead of a merge that failed)
+        for child in (ahead, preload):
+            if child is not None:
+                child.close()
         lock.rollback()
         raise
     if not opts.force and not opts.quiet and clone is None:
@@ -131,20 +131,29 @@ def run_checkout(
     return co.report
 
 
-def _start_preload(co: Checkout, old, reset: bool) -> Preload | None:
+def _refuse_unmerged(unmerged, out: TextIO) -> None:
+    """refresh_index lists the unmerged paths on stdout, then merge_working_tree fails."""
+    for name in unmerged:
+        out.write(f"{name.decode('utf-8', 'replace')}: needs merge\n")
+    out.flush()
+    raise CheckoutError("error: you need to resolve your current index first", 1)
+
+
+def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preload | None:
     """``preload_index`` for the refresh before a two-way merge (a oneway
     merge does not refresh), unless ``core.preloadIndex`` is false or the
-    index is too small for it (:func:`preload.workers_for`)."""
+    index is too small for it (:func:`preload.workers_for`); ``here``: see
+    :class:`preload.Preload`."""
     n = 0 if reset or not co.core.preload_index else workers_for(len(old.entries), co.opts.online_cpus)
     co.report.preload_workers = n
-    return Preload(list(old.entries.values()), co.top, old.mtime_ns, co.core, n) if n else None
+    return Preload(list(old.entries.values()), co.top, old.mtime_ns, co.core, n, here) if n else None
 
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
-                 preload: Preload | None = None) -> Plan:
+                 preload: Preload | None = None, head: TreeFiles | None = None) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
-    a twoway merge from HEAD."""
+    a twoway merge from HEAD (``head``: its files, when already known)."""
     repo, top = co.repo, co.top
     if reset:
         return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
@@ -155,21 +164,24 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     if preload is not None:
         co.report.preloaded = preload.finish()
     refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
-    return plan_switch(EMPTY if unborn else _head_tree(repo, old, head_commit), target, old.entries, top,
+    if head is None:
+        head = EMPTY if unborn else _head_from_index(repo, old, head_commit) or repo.tree_of(head_commit)
+    return plan_switch(head, target, old.entries, top,
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
                        refreshed=True)
 
 
-def _head_tree(repo: Repository, old, head_commit: bytes | None) -> TreeFiles:
-    """HEAD's files for the two-way merge. An index whose ``TREE``
+def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> TreeFiles | None:
+    """HEAD's files for the two-way merge, when the index says what they
+    are (None: read HEAD's tree). An index whose ``TREE``
     extension is valid at its root for HEAD's tree and covers every entry,
     none of them intent-to-add or unmerged, holds exactly HEAD's files (the
     tree is the hash of those entries): they are taken from it, and HEAD's
     trees are not read, as ``unpack_trees`` trusts a valid cache tree
-    (``traverse_by_cache_tree``). A sparse index (its ``TREE`` describes the
-    collapsed entries) or anything else reads the tree."""
+    (``traverse_by_cache_tree``). Not for a sparse index (its ``TREE``
+    describes the collapsed entries) or anything else."""
     src = old.source
     data = None
     if head_commit is not None and src is not None and src.file is not None and not src.sparse and not old.unmerged:
@@ -183,7 +195,7 @@ def _head_tree(repo: Repository, old, head_commit: bytes | None) -> TreeFiles:
         if (isinstance(commit, Commit) and root.oid == unhexlify(commit.tree)
                 and not any(e.extended_flags & CE_INTENT_TO_ADD for e in old.entries.values())):
             return TreeFiles({name: (e.mode, e.oid) for name, e in old.entries.items()}, {}, root.oid)
-    return repo.tree_of(head_commit)
+    return None
 
 
 def _update_head(repo: Repository, opts: CheckoutOptions, rev: str | None, clone: str | None,

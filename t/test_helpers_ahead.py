@@ -1,0 +1,158 @@
+"""A switch's helpers started before its merge (``start_helpers_ahead``):
+forked once the index is read, kept when the merge calls for as many,
+stopped when it calls for fewer or fails; never while tracing or with
+``checkout.workers=auto``. What the switch leaves is git's either way."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+
+import pytest
+from conftest import git, run_git
+
+from git_checkout_helper.checkout import parallel, switch
+from git_checkout_helper.checkout.options import CheckoutOptions
+from git_checkout_helper.checkout.switch import run_checkout
+from git_checkout_helper.errors import CheckoutError
+from git_checkout_helper.plan import PlanError
+from git_checkout_helper.repository import Repository
+from git_checkout_helper.trace2 import Trace2
+
+N_FILES = 300
+
+
+@pytest.fixture(scope="module")
+def src(tmp_path_factory):
+    """main: N_FILES files; other: 60 of them changed; one: a single file changed."""
+    src = tmp_path_factory.mktemp("ahead") / "src"
+    env = _env(src.parent)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True, env=env)
+    for i in range(N_FILES):
+        d = src / f"d{i % 10}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}").write_text(f"file {i}\n")
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "main", env=env)
+    for branch, step in (("other", 5), ("one", N_FILES)):
+        git(src, "checkout", "-qb", branch, "main", env=env)
+        for i in range(0, N_FILES, step):
+            (src / f"d{i % 10}" / f"f{i}").write_text(f"{branch} {i}\n")
+        git(src, "commit", "-qam", branch, env=env)
+    git(src, "checkout", "-q", "main", env=env)
+    return src, env
+
+
+def _env(home) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG"))}
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
+               GIT_COMMITTER_EMAIL="a@example.com")
+    return env
+
+
+def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args=(), prepare=None, trace=None):
+    """Twins switched from main to ``to``: ours through the API, git with
+    ``git_args``. Returns (ours, git's, what ours raised or its report,
+    git's run, the helpers as the merge found them, their pids)."""
+    source, env = src
+    twins = []
+    for name in ("ours", "git"):
+        path = tmp_path / name
+        git(None, "clone", "-q", str(source), str(path), env=env)
+        git(path, "branch", "-q", to, f"origin/{to}", env=env)
+        index = path / ".git" / "index"
+        later = os.stat(index).st_mtime + 2
+        os.utime(index, (later, later))
+        if prepare is not None:
+            prepare(path)
+        twins.append(path)
+    ours, theirs = twins
+    at_merge, pids = [], []
+    merge_trees, ahead = switch._merge_trees, parallel.ParallelCheckout.start_helpers_ahead
+
+    def spy_merge(co, *a, **k):
+        at_merge.append(len(co.pool) if co.pool is not None else 0)
+        return merge_trees(co, *a, **k)
+
+    def spy_ahead(self, most):
+        ahead(self, most)
+        pids.extend(h.proc.pid for h in (self.pool.helpers if self.pool is not None else ()))
+
+    monkeypatch.setattr(switch, "_merge_trees", spy_merge)
+    monkeypatch.setattr(parallel.ParallelCheckout, "start_helpers_ahead", spy_ahead)
+    for k in list(os.environ):
+        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", env["HOME"])
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        got = run_checkout(Repository.open(str(ours), dict(os.environ)), to, opts, err=err, out=out, trace=trace)
+    except (CheckoutError, PlanError) as e:  # (as the CLI says them)
+        got = e
+        err.write(f"{e}\n")
+    theirs_run = run_git(theirs, *git_args, "checkout", to, env=env, text=True, check=False)
+    assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
+    for pid in pids:  # every helper started is reaped
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+    assert not (ours / ".git" / "index.lock").exists()
+    for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"], ["diff-files"]):
+        assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
+    return ours, theirs, got, theirs_run, at_merge, pids
+
+
+def test_helpers_start_before_the_merge_and_write_its_files(src, tmp_path, monkeypatch):
+    opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
+    *_, report, _run, at_merge, pids = _switch(src, tmp_path, monkeypatch, "other", opts,
+                                               ("-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"))
+    assert at_merge == [2] and len(pids) == 2
+    assert report.workers == 2 and report.parallel_items == N_FILES // 5 and report.sequential_items == 0
+
+
+def test_a_merge_with_fewer_items_than_the_threshold_stops_them(src, tmp_path, monkeypatch):
+    opts = CheckoutOptions(workers=2, online_cpus=2)  # git's threshold: 100 files
+    *_, report, _run, at_merge, pids = _switch(src, tmp_path, monkeypatch, "one", opts,
+                                               ("-c", "checkout.workers=2"))
+    assert at_merge == [2] and len(pids) == 2  # the index has 300 entries: started ahead
+    assert report.workers == 1 and report.parallel_items == 0 and report.sequential_items == 1
+
+
+def test_a_refused_switch_stops_them(src, tmp_path, monkeypatch):
+    opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
+
+    def local_change(path):
+        (path / "d0" / "f0").write_text("local\n")  # other changes f0 too: refused
+
+    ours, theirs, raised, run, at_merge, pids = _switch(
+        src, tmp_path, monkeypatch, "other", opts,
+        ("-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"), local_change)
+    assert isinstance(raised, PlanError) and run.returncode == 1
+    assert at_merge == [2] and len(pids) == 2
+    assert (ours / "d0" / "f0").read_text() == (theirs / "d0" / "f0").read_text() == "local\n"
+
+
+@pytest.mark.parametrize("why", ["auto", "trace", "config auto"])
+def test_not_ahead_with_auto_or_while_tracing(src, tmp_path, monkeypatch, why):
+    trace = None
+    opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
+    git_args = ["-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"]
+    prepare = None
+    if why == "auto":
+        opts = CheckoutOptions(workers="auto", threshold=0, online_cpus=2)
+    elif why == "trace":
+        trace = Trace2(event_target=str(tmp_path / "trace.json"))
+    else:
+        opts = CheckoutOptions(threshold=0, online_cpus=2)
+
+        def prepare(path):  # (git 2.39 has no auto: ours only)
+            if path.name == "ours":
+                git(path, "config", "checkout.workers", "auto", env=src[1])
+    *_, at_merge, pids = _switch(src, tmp_path, monkeypatch, "other", opts, git_args, prepare, trace)
+    assert at_merge == [0] and pids == []
+    if trace is not None:
+        events = (tmp_path / "trace.json").read_text()
+        assert events.count('"event":"child_start"') == 2  # started after the merge, as git's
