@@ -227,9 +227,13 @@ def _parse_common(argv: list[str], usage: str, extra_flags: dict[str, str], extr
     return opts, rest, after_dd
 
 
-def _options(opts, env):
-    import shlex
+def _split_command(cmd: str) -> list[str]:
+    import shlex  # (only for --helper-cmd)
 
+    return shlex.split(cmd)
+
+
+def _options(opts, env):
     from .checkout import CheckoutOptions
     from .config import online_cpus
     from .progress import default_delay
@@ -240,7 +244,7 @@ def _options(opts, env):
         force=bool(opts.get("force")),
         quiet=bool(opts.get("quiet")),
         progress=True if opts.get("progress") else (False if opts.get("no_progress") else None),
-        helper_cmd=shlex.split(opts["helper_cmd"]) if opts.get("helper_cmd") else None,
+        helper_cmd=_split_command(opts["helper_cmd"]) if opts.get("helper_cmd") else None,
         test_workers=env.get("GIT_TEST_CHECKOUT_WORKERS"),
         online_cpus=online_cpus(),
         progress_delay=default_delay(env.get("GIT_PROGRESS_DELAY")),

@@ -11,13 +11,20 @@ extension modules, or built without them) it is imported the ordinary way,
 and the pure-Python fallback is used where dulwich has one. The module is
 not entered in ``sys.modules``: a later ``import dulwich._pack`` (dulwich's
 own pack code) loads it again, as it would have.
+
+The finder and loader are the import system's own, which
+``importlib.machinery`` re-exports: importing that package (and
+``importlib.util``, with contextlib and warnings) cost another 2 ms.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import sys
+
+try:
+    import _frozen_importlib_external as _machinery  # what importlib.machinery re-exports
+except ImportError:  # pragma: no cover - another Python implementation
+    import importlib.machinery as _machinery
 
 __all__ = ["apply_delta", "parse_tree"]
 
@@ -28,19 +35,20 @@ def _load(name: str):
     if full in sys.modules:
         return sys.modules[full]
     try:
-        package = importlib.machinery.PathFinder.find_spec("dulwich")
+        package = _machinery.PathFinder.find_spec("dulwich")
         locations = package.submodule_search_locations if package is not None else None
-        spec = importlib.machinery.PathFinder.find_spec(full, locations) if locations else None
-        if spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
-            module = importlib.util.module_from_spec(spec)
+        spec = _machinery.PathFinder.find_spec(full, locations) if locations else None
+        if spec is not None and isinstance(spec.loader, _machinery.ExtensionFileLoader):
+            module = spec.loader.create_module(spec)
             spec.loader.exec_module(module)
             return module
     except (ImportError, OSError):
         pass
     try:
-        return importlib.import_module(full)
+        __import__(full)
     except ImportError:
         return None
+    return sys.modules[full]
 
 
 _pack = _load("_pack")

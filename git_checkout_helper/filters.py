@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without threading's 1 ms of import
 from collections.abc import Callable
 
 from .convert import convert_to_working_tree
@@ -120,7 +120,7 @@ class LongRunningFilter:
         self.caps: set[bytes] = set()
         self.proc: subprocess.Popen | None = None
         self.reader: PktReader | None = None
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
 
     @property
     def name(self) -> str:
@@ -327,7 +327,7 @@ class FilterRunner:
         self.ref = ref
         self.treeish = treeish
         self._procs: dict[bytes, LongRunningFilter] = {}
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._pid = os.getpid()
 
     def smudge(self, drv, path: bytes, data: bytes, blob_hex: bytes | None = None) -> bytes | None:

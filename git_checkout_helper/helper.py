@@ -49,7 +49,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import MutableMapping
 
@@ -147,6 +146,8 @@ class ThreadedWriter:
     """
 
     def __init__(self, state: CheckoutState, threads: int) -> None:
+        import threading  # (only a helper with I/O threads starts any)
+
         self.state = state
         self._cond = threading.Condition()
         self._filter_lock = threading.Lock()

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
+from _thread import RLock  # threading.RLock itself, without threading's 1 ms of import
 from collections.abc import Iterator
 
 from . import inflate as _inflate
@@ -122,7 +122,7 @@ class ObjectDatabase:
         if object_format not in ("sha1", "sha256"):
             self.object_format  # noqa: B018 - dulwich refuses an unknown format now, as before
         self._store = None
-        self._dulwich_lock = threading.RLock()
+        self._dulwich_lock = RLock()
         self._packs: list | None = None
 
     @property

@@ -27,7 +27,7 @@ import math
 import mmap
 import os
 import struct
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without threading's 1 ms of import
 from collections import OrderedDict
 from collections.abc import Iterator
 
@@ -228,7 +228,7 @@ class PackReader:
         self._resolve_ref = resolve_ref  # oid -> (type, bytes), for REF_DELTA bases elsewhere
         self._cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self._cached = 0
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def release_pages(self) -> None:
         """Let go of the pack's pages this process has mapped (``MADV_DONTNEED``

@@ -16,7 +16,6 @@ environment as a parameter); this module never reads ``os.environ`` itself.
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 from .record import json_bytes
@@ -85,6 +84,7 @@ class Trace2:
     def _emit(self, event: str, fields: dict, normal: str | None) -> None:
         if self._event is None and self._normal is None:
             return
+        import threading  # (imported when tracing only)
         from datetime import UTC, datetime
 
         now = datetime.now(UTC)

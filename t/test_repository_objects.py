@@ -35,8 +35,12 @@ HEAVY = ("dulwich.repo", "dulwich.object_store", "dulwich.pack", "subprocess",
          # and decimal its core imports; the -v report and trace2 import it.
          "msgspec", "uuid", "platform", "datetime", "decimal",
          # the dulwich package itself, with the typing it imports (about 6 ms):
-         # its C helpers are loaded without it (dulwich_ext.py).
-         "dulwich", "typing")
+         # its C helpers are loaded without it (dulwich_ext.py), and without
+         # importlib's package and util (with contextlib and warnings: 2 ms).
+         "dulwich", "typing", "importlib.util", "importlib.machinery", "contextlib",
+         # threading (the locks are _thread's; only a helper with I/O threads
+         # or a trace imports it) and shlex (--helper-cmd): 1.5 ms.
+         "threading", "shlex")
 WRITERS = ("dulwich.config", "dulwich.refs", "dulwich.objects", "dulwich.file")
 
 
@@ -128,7 +132,9 @@ print(code, sorted(m for m in sys.modules if m in {HEAVY!r}))
     # config are written through dulwich, which may be imported then only.
     code, imported = run("-q", "-j", "2", "--threshold", "0", "other").split(" ", 1)
     assert code == "0" and set(ast.literal_eval(imported)) <= {*WRITERS, "logging", "dataclasses", "pathlib",
-                                                                     "dulwich", "typing"}
+                                                                     "dulwich", "typing", "contextlib",
+                                                                     "importlib.util", "importlib.machinery",
+                                                                     "threading"}
     assert (clone / "a.txt").read_bytes() == b"one\n"
     assert run("-q", "-j", "2", "--threshold", "0", "v1") == "0 []"
     assert run("-q", "-j", "2", "--threshold", "0", "main") == "0 []"
