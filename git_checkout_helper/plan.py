@@ -399,8 +399,10 @@ class _TwowayMerge:
         paths after it: its readers sort it or look paths up.)"""
         plan, wt, old, top = self.plan, self.wt, self.old, self.top
         in_head = hf.get
-        differing = {path for path, mode_oid in tf.items() if in_head(path) != mode_oid}
-        differing.update(hf.keys() - tf.keys())
+        # Each list in its dictionary's order, which is index order (a tree's
+        # flattened walk, or an index): sorting the two runs costs a merge.
+        differing = [path for path, mode_oid in tf.items() if in_head(path) != mode_oid]
+        differing += [path for path in hf if path not in tf]
         plan.entries.update(old)
         for path in differing:
             plan.entries.pop(path, None)
