@@ -58,7 +58,8 @@ def index_order(co: Checkout, plan: Plan, target: TreeFiles) -> tuple[list[Entry
     :func:`write_index` needs of the plan alone (names, modes, ids; not the
     stat data the writing fills in), so that a switch can have them made
     while its helpers write (``co.meanwhile``, kept in ``co.index_order``)."""
-    return [plan.entries[p] for p in sorted(plan.entries)], cache_tree(target, plan, co.repo)
+    entries = [plan.entries[p] for p in sorted(plan.entries)]
+    return entries, cache_tree(target, plan, co.repo, entries)
 
 
 def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
@@ -72,9 +73,10 @@ def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry]) -> str:
         e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git))
 
 
-def cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:
+def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[Entry]) -> bytes | None:
     """A TREE extension from the target's trees, invalid where the index
-    differs, then repaired where a tree of the index's content exists."""
+    differs, then repaired where a tree of the index's content exists
+    (``entries``: the plan's, in index order)."""
     if target.tree_id is None:
         return None
     invalid: set[bytes] = set()
@@ -97,6 +99,5 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository) -> bytes | None:
         from ..cachetree import repair
 
         trees = dict(trees)
-        invalid = repair(trees, invalid, [plan.entries[p] for p in sorted(plan.entries)], repo.hash_name,
-                         repo.odb.has_object)
+        invalid = repair(trees, invalid, entries, repo.hash_name, repo.odb.has_object)
     return build_cache_tree(trees, invalid)
