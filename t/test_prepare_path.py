@@ -64,3 +64,27 @@ def test_nothing_there(co, monkeypatch):
     assert e.value.errno == errno.EROFS
     monkeypatch.setattr(updates.os, "unlink", real_unlink)
     assert (top / "d" / "file").exists()
+
+
+def test_remove_files_unlinks_unlooked_and_looks_when_that_fails(co, monkeypatch):
+    """``remove_files`` (unlink_entry) the same way: a leaving file is
+    unlinked without an lstat; a leaving directory (a submodule's) is
+    removed when empty, else warned about; nothing there is nothing to do,
+    whatever the unlink said; a file that stays is named."""
+    c, top, looked = co
+    (top / "d" / "empty").mkdir()
+    (top / "d" / "other").write_text("o")
+    c.remove_files([b"d/file", b"d/empty", b"d/sub", b"d/gone"])
+    assert not (top / "d" / "file").exists() and not (top / "d" / "empty").exists()
+    assert os.fsencode(top / "d" / "file") not in looked
+    assert (top / "d" / "sub" / "y").exists()  # not empty: kept, with git's warning
+    assert c.err.getvalue().startswith("warning: unable to rmdir 'd/sub': ")
+    assert c.report.removed == 4 and not c.errors
+
+    def read_only(p):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), p)
+
+    monkeypatch.setattr(updates.os, "unlink", read_only)
+    c.remove_files([b"d/gone", b"d/other"])
+    assert c.errors == [f"unable to unlink 'd/other': {os.strerror(errno.EROFS)}"]
+    assert (top / "d" / "other").exists()

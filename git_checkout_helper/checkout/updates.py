@@ -278,20 +278,25 @@ class Checkout(ParallelCheckout):
             # check_leading_path: never remove through a symlink or a file
             # that took a leading directory's place.
             real = self._dirs_only(path, real_dirs)
-            st = _lstat_or_none(full) if real else None
-            if st is not None:
-                if stat_mod.S_ISDIR(st.st_mode):
-                    # A submodule that leaves: git removes it only if empty,
-                    # and says so otherwise (remove_or_warn).
-                    try:
-                        os.rmdir(full)
-                    except OSError as ex:
-                        self.err.write(f"warning: unable to rmdir '{path.decode('utf-8', 'replace')}': "
-                                       f"{ex.strerror}\n")
-                else:
-                    try:
-                        os.unlink(full)
-                    except OSError as ex:  # e.g. a read-only directory: named, and the checkout fails
+            if real:
+                # Unlinked without an lstat first, as prepare_path does: only
+                # when that fails is it looked at (a directory: EISDIR, or
+                # EPERM on macOS; nothing there is nothing to do).
+                try:
+                    os.unlink(full)
+                except FileNotFoundError:
+                    pass
+                except OSError as ex:
+                    st = _lstat_or_none(full)
+                    if st is not None and stat_mod.S_ISDIR(st.st_mode):
+                        # A submodule that leaves: git removes it only if empty,
+                        # and says so otherwise (remove_or_warn).
+                        try:
+                            os.rmdir(full)
+                        except OSError as ex2:
+                            self.err.write(f"warning: unable to rmdir '{path.decode('utf-8', 'replace')}': "
+                                           f"{ex2.strerror}\n")
+                    elif st is not None:  # e.g. a read-only directory: named, and the checkout fails
                         self.error(f"unable to unlink '{show_path(path)}': {ex.strerror}")
             self.report.removed += 1
             if self.progress:
