@@ -49,6 +49,45 @@ def git_env(tmp_path: Path) -> dict[str, str]:
     return isolated_git_env(home)
 
 
+def twin_env(home) -> dict[str, str]:
+    """The environment of a twin test's git: this process's, without its
+    trace, test and config variables, HOME at ``home``, a fixed identity."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG"))}
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
+               GIT_COMMITTER_EMAIL="a@example.com")
+    return env
+
+
+def isolate_api_env(monkeypatch, home) -> None:
+    """This process's environment as :func:`twin_env`'s, for ours run through the API."""
+    for k in list(os.environ):
+        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+
+
+def files_repo(src: Path, n: int, dirs: int, branches: dict[str, range], env: dict[str, str]) -> None:
+    """``git init`` at ``src`` a main of ``n`` files ``dNN/f<i>`` in ``dirs``
+    directories; each of ``branches`` made from main with its files
+    ``f<i>`` changed; main checked out."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True, env=env)
+    for i in range(n):
+        d = src / f"d{i % dirs:02d}"
+        d.mkdir(exist_ok=True)
+        (d / f"f{i}").write_text(f"file {i}\n")
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "main", env=env)
+    for branch, changed in branches.items():
+        git(src, "checkout", "-qb", branch, "main", env=env)
+        for i in changed:
+            (src / f"d{i % dirs:02d}" / f"f{i}").write_text(f"changed {i}\n")
+        git(src, "commit", "-qam", branch, env=env)
+    git(src, "checkout", "-q", "main", env=env)
+
+
 def run_git(cwd, *args: str, env: dict[str, str] | None = None, input: bytes | str | None = None,
             check: bool = True, text: bool = False) -> subprocess.CompletedProcess:
     """Run git in ``cwd``, its stdout and stderr captured; the finished process.

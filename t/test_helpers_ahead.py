@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 
 import pytest
-from conftest import git, run_git
+from conftest import files_repo, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper.checkout import parallel, switch
 from git_checkout_helper.checkout.options import CheckoutOptions
@@ -27,29 +26,9 @@ N_FILES = 300
 def src(tmp_path_factory):
     """main: N_FILES files; other: 60 of them changed; one: a single file changed."""
     src = tmp_path_factory.mktemp("ahead") / "src"
-    env = _env(src.parent)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True, env=env)
-    for i in range(N_FILES):
-        d = src / f"d{i % 10}"
-        d.mkdir(exist_ok=True)
-        (d / f"f{i}").write_text(f"file {i}\n")
-    git(src, "add", ".", env=env)
-    git(src, "commit", "-qm", "main", env=env)
-    for branch, step in (("other", 5), ("one", N_FILES)):
-        git(src, "checkout", "-qb", branch, "main", env=env)
-        for i in range(0, N_FILES, step):
-            (src / f"d{i % 10}" / f"f{i}").write_text(f"{branch} {i}\n")
-        git(src, "commit", "-qam", branch, env=env)
-    git(src, "checkout", "-q", "main", env=env)
+    env = twin_env(src.parent)
+    files_repo(src, N_FILES, 10, {"other": range(0, N_FILES, 5), "one": range(1)}, env)
     return src, env
-
-
-def _env(home) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG"))}
-    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
-               GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
-               GIT_COMMITTER_EMAIL="a@example.com")
-    return env
 
 
 def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args=(), prepare=None, trace=None):
@@ -82,12 +61,7 @@ def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args
 
     monkeypatch.setattr(switch, "_merge_trees", spy_merge)
     monkeypatch.setattr(parallel.ParallelCheckout, "start_helpers_ahead", spy_ahead)
-    for k in list(os.environ):
-        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
-            monkeypatch.delenv(k)
-    monkeypatch.setenv("HOME", env["HOME"])
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    isolate_api_env(monkeypatch, env["HOME"])
     out, err = io.StringIO(), io.StringIO()
     try:
         got = run_checkout(Repository.open(str(ours), dict(os.environ)), to, opts, err=err, out=out, trace=trace)
@@ -125,14 +99,14 @@ def test_a_refused_switch_stops_them(src, tmp_path, monkeypatch):
     opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
 
     def local_change(path):
-        (path / "d0" / "f0").write_text("local\n")  # other changes f0 too: refused
+        (path / "d00" / "f0").write_text("local\n")  # other changes f0 too: refused
 
     ours, theirs, raised, run, at_merge, pids = _switch(
         src, tmp_path, monkeypatch, "other", opts,
         ("-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"), local_change)
     assert isinstance(raised, PlanError) and run.returncode == 1
     assert at_merge == [2] and len(pids) == 2
-    assert (ours / "d0" / "f0").read_text() == (theirs / "d0" / "f0").read_text() == "local\n"
+    assert (ours / "d00" / "f0").read_text() == (theirs / "d00" / "f0").read_text() == "local\n"
 
 
 @pytest.mark.parametrize("why", ["auto", "trace", "config auto"])

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 
 import pytest
-from conftest import git, run_git
+from conftest import files_repo, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper import treeahead
 from git_checkout_helper.checkout import switch
@@ -140,28 +139,9 @@ N_FILES = 2 * PRELOAD_COST + 400
 def big(tmp_path_factory):
     """A repository of N_FILES files in 40 directories; branch other changes 30."""
     src = tmp_path_factory.mktemp("preload") / "src"
-    env = _env(src.parent)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(src)], check=True, env=env)
-    for i in range(N_FILES):
-        d = src / f"d{i % 40:02d}"
-        d.mkdir(exist_ok=True)
-        (d / f"f{i}").write_text(f"file {i}\n")
-    git(src, "add", ".", env=env)
-    git(src, "commit", "-qm", "main", env=env)
-    git(src, "checkout", "-qb", "other", env=env)
-    for i in range(0, 300, 10):
-        (src / f"d{i % 40:02d}" / f"f{i}").write_text(f"changed {i}\n")
-    git(src, "commit", "-qam", "other", env=env)
-    git(src, "checkout", "-q", "main", env=env)
+    env = twin_env(src.parent)
+    files_repo(src, N_FILES, 40, {"other": range(0, 300, 10)}, env)
     return src, env
-
-
-def _env(home) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG"))}
-    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
-               GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.com", GIT_COMMITTER_NAME="A",
-               GIT_COMMITTER_EMAIL="a@example.com")
-    return env
 
 
 def _twin(src, env, path, preload: bool, setup: str = "plain"):
@@ -202,12 +182,7 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
         monkeypatch.setattr(treeahead.TreeAhead, "result", lambda self: used.append(result(self)) or used[-1])
     ours = _twin(src, env, tmp_path / "ours", preload, setup)
     theirs = _twin(src, env, tmp_path / "git", preload, setup)
-    for k in list(os.environ):
-        if k.startswith(("GIT_TRACE", "GIT_TEST_", "GIT_CONFIG")):
-            monkeypatch.delenv(k)
-    monkeypatch.setenv("HOME", env["HOME"])
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    isolate_api_env(monkeypatch, env["HOME"])
     out, err = io.StringIO(), io.StringIO()
     report = run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
                           CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=False), err=err, out=out)
