@@ -1,4 +1,5 @@
-"""``Checkout.prepare_path``: what is in an entry's way removed, as checkout_entry does.
+"""``Checkout.prepare_path`` and ``remove_files``: what is in an entry's way
+removed, as checkout_entry does, and a leaving file, as unlink_entry does.
 
 What is there is unlinked without an lstat first; only when the unlink
 fails does it look (a directory: removed, or kept for a gitlink; nothing

@@ -278,26 +278,16 @@ class Checkout(ParallelCheckout):
             # check_leading_path: never remove through a symlink or a file
             # that took a leading directory's place.
             real = self._dirs_only(path, real_dirs)
-            if real:
-                # Unlinked without an lstat first, as prepare_path does: only
-                # when that fails is it looked at (a directory: EISDIR, or
-                # EPERM on macOS; nothing there is nothing to do).
+            left = _unlink_unlooked(full) if real else None
+            if left is not None and stat_mod.S_ISDIR(left[0].st_mode):
+                # A submodule that leaves: git removes it only if empty,
+                # and says so otherwise (remove_or_warn).
                 try:
-                    os.unlink(full)
-                except FileNotFoundError:
-                    pass
+                    os.rmdir(full)
                 except OSError as ex:
-                    st = _lstat_or_none(full)
-                    if st is not None and stat_mod.S_ISDIR(st.st_mode):
-                        # A submodule that leaves: git removes it only if empty,
-                        # and says so otherwise (remove_or_warn).
-                        try:
-                            os.rmdir(full)
-                        except OSError as ex2:
-                            self.err.write(f"warning: unable to rmdir '{path.decode('utf-8', 'replace')}': "
-                                           f"{ex2.strerror}\n")
-                    elif st is not None:  # e.g. a read-only directory: named, and the checkout fails
-                        self.error(f"unable to unlink '{show_path(path)}': {ex.strerror}")
+                    self.err.write(f"warning: unable to rmdir '{path.decode('utf-8', 'replace')}': {ex.strerror}\n")
+            elif left is not None:  # e.g. a read-only directory: named, and the checkout fails
+                self.error(f"unable to unlink '{show_path(path)}': {left[1].strerror}")
             self.report.removed += 1
             if self.progress:
                 self.progress.add()
@@ -363,23 +353,12 @@ class Checkout(ParallelCheckout):
             if d in self._fresh_dirs:
                 return  # made by this checkout a moment ago: nothing of the user's is in it
         full = top + path
-        # What is there is unlinked without an lstat first (git's
-        # checkout_entry looks before it removes): one system call, not two,
-        # for each file a switch replaces. When that fails, it looks: a
-        # directory (EISDIR; EPERM on macOS) is removed below, nothing there
-        # is nothing to do (a read-only file system says EROFS first).
-        try:
-            os.unlink(full)
+        left = _unlink_unlooked(full)
+        if left is None:
             return
-        except FileNotFoundError:
-            return
-        except OSError:
-            try:
-                st = os.lstat(full)
-            except FileNotFoundError:
-                return
-            if not stat_mod.S_ISDIR(st.st_mode):
-                raise
+        st, why = left
+        if not stat_mod.S_ISDIR(st.st_mode):
+            raise why
         if keep_dir:
             return
         import shutil  # (a directory in a file's way is rare: shutil is 5 ms of start-up)
@@ -492,6 +471,23 @@ class Checkout(ParallelCheckout):
             self.report.sequential_items += 1
         if self.progress:
             self.progress.add()
+
+def _unlink_unlooked(full: bytes) -> tuple[os.stat_result, OSError] | None:
+    """Remove the file at ``full`` without an lstat first (git's
+    checkout_entry and unlink_entry look before they remove): one system
+    call, not two, for each file a checkout replaces or deletes. Only when
+    the unlink fails does it look: None when nothing is there (whatever the
+    error said: a read-only file system says EROFS first), else what is there
+    (a directory: EISDIR, or EPERM on macOS) and why the unlink failed."""
+    try:
+        os.unlink(full)
+        return None
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        st = _lstat_or_none(full)
+        return None if st is None else (st, e)
+
 
 def _read_file(path: str) -> bytes | None:
     try:
