@@ -85,8 +85,7 @@ class Preload:
         mine = shares.pop() if here else None
         try:
             for start, end in shares:
-                others = [r for _pid, r, _start, _end in self._running]
-                pid, r = start_async(lambda start=start, end=end: share(start, end), close=others)
+                pid, r = start_async(lambda start=start, end=end: share(start, end))
                 self._running.append((pid, r, start, end))
             if mine is not None:
                 self._mark(mine[0], share(*mine))

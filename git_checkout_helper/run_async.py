@@ -12,23 +12,23 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from .workers import STOP_SIGNALS, fork_child
+from .workers import STOP_SIGNALS, close_other_fds, fork_child
 from .wrapper import write_in_full
 
 __all__ = ["finish_async", "start_async", "stop_async"]
 
 
-def start_async(compute: Callable[[], bytes], close: Sequence[int] = ()) -> tuple[int, int]:
+def start_async(compute: Callable[[], bytes]) -> tuple[int, int]:
     """Run ``compute`` in a forked child and send its bytes back: (child's
     pid, the pipe's read end), for :func:`finish_async` or
     :func:`stop_async`.
 
     The child only reads: its stdout and stderr go to ``/dev/null`` (what it
-    would say, the coordinator says if it does the work again), the
-    descriptors ``close`` names (other children's pipes) are closed, the
-    stopping signals kill it, and it ends with ``os._exit``, having run
+    would say, the coordinator says if it does the work again), every other
+    descriptor is closed (:func:`workers.close_other_fds`), the stopping
+    signals kill it, and it ends with ``os._exit``, having run
     nothing of the coordinator's but ``compute``. It writes the length
     first, so that the result is read into one buffer of that size; an
     exception in ``compute`` is an exit status of 1."""
@@ -37,9 +37,7 @@ def start_async(compute: Callable[[], bytes], close: Sequence[int] = ()) -> tupl
     if pid == 0:
         code = 1
         try:
-            os.close(r)
-            for fd in close:
-                os.close(fd)
+            close_other_fds(keep=w)
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, 1)
             os.dup2(null, 2)

@@ -259,6 +259,19 @@ def fork_child(child_handlers: dict) -> int:
     return pid
 
 
+def close_other_fds(keep: int = -1) -> None:
+    """In a forked child: close every descriptor above stderr but ``keep``
+    (the coordinator's pipes to other children, index.lock, the packs'),
+    so that no child holds another's pipe open past its end."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 class ForkedHelper:
     """A helper process forked from the coordinator, with ``Popen``'s interface.
 
@@ -281,13 +294,7 @@ class ForkedHelper:
             try:
                 os.dup2(r_in, 0)
                 os.dup2(w_out, 1)
-                for name in os.listdir("/proc/self/fd"):
-                    fd = int(name)
-                    if fd > 2:
-                        try:
-                            os.close(fd)
-                        except OSError:
-                            pass
+                close_other_fds()
                 os.chdir(cwd)
                 if env is not None:
                     os.environ.clear()
