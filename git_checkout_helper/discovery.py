@@ -39,6 +39,7 @@ import stat
 from collections.abc import Callable, Mapping
 
 from .configfile import ConfigParseError, read_config_file
+from .hash_algo import HASH_ALGOS
 from .parse import git_parse_maybe_bool
 
 __all__ = [
@@ -235,7 +236,7 @@ def read_repository_format(config_path: str) -> RepositoryFormat:
                 if value is None:
                     raise NotAGitRepository(f"missing value for '{key}'")
                 name = value.decode("utf-8", "replace").strip().lower()
-                if name not in ("sha1", "sha256"):
+                if name not in HASH_ALGOS:
                     raise NotAGitRepository(f"invalid value for 'extensions.objectformat': '{name}'")
                 fmt.object_format = name
                 fmt.v1_only_extensions.append(ext)

@@ -26,6 +26,7 @@ import os
 import stat as stat_mod
 import struct
 
+from .hash_algo import oid_length
 from .record import Record
 from .wrapper import write_in_full
 
@@ -224,7 +225,7 @@ def serialize_index(
     cache_tree: bytes | None = None,
 ) -> bytes:
     """The bytes of an index file (version 2, or 3 when extended flags are used)."""
-    rawsz = 32 if hash_name == "sha256" else 20
+    rawsz = oid_length(hash_name)
     pack = _ENTRY[rawsz].pack
     version = 3 if any(e.extended_flags for e in entries) else 2
     parts = [b"DIRC", struct.pack(">II", version, len(entries))]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .hash_algo import oid_length
 from .index import Entry, ReadIndex
 from .index_file import IndexFile, IndexFormatError, parse_index
 
@@ -277,7 +278,7 @@ def index_bytes(
     content)`` to store a tree: the index is written sparse when git would
     (``convert_to_sparse``, :mod:`sparse_index`).
     """
-    rawsz = 32 if hash_name == "sha256" else 20
+    rawsz = oid_length(hash_name)
     state: IndexState | None = old.source if isinstance(old.source, IndexState) else None
     file = state.file if state is not None else None
     version = file.version if file is not None else default_index_version(config, err)
@@ -380,7 +381,7 @@ def _sparse_index(entries: list[Entry], exts: list[tuple[bytes, bytes]], hash_na
         entries, tree = collapsed
         if keep is not None:  # never expanded: the switch's own TREE, its sparse directories leaves
             old_tree = next((d for s, d in exts if s == b"TREE"), None)
-            tree = collapse_cache_tree(old_tree, entries, 32 if hash_name == "sha256" else 20) if old_tree else None
+            tree = collapse_cache_tree(old_tree, entries, oid_length(hash_name)) if old_tree else None
         exts = [(s, d) for s, d in exts if s not in (b"TREE", b"FSMN")] + [(b"TREE", tree)] * (tree is not None) + [
             (b"sdir", b"")]
     elif was_sparse and not switch:

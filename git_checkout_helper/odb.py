@@ -34,8 +34,8 @@ from collections.abc import Iterator
 
 from . import inflate as _inflate
 from .discovery import GitDirs, NotAGitRepository, discover
+from .hash_algo import HASH_ALGOS, HashAlgo
 from .packreader import PackReader
-from .record import Record
 
 __all__ = [
     "BlobStream",
@@ -80,20 +80,6 @@ class MissingObject(Exception):
     pass
 
 
-class HashAlgo(Record, frozen=True):
-    """``struct git_hash_algo``, the fields a checkout reads: dulwich's
-    ``ObjectFormat`` has them too, but importing it imports the dulwich
-    package (:mod:`dulwich_ext`); it stays for what is handed to dulwich."""
-
-    name: str
-    oid_length: int
-    hex_length: int
-
-
-#: ``hash_algos[]`` (hash.h), by ``extensions.objectFormat`` name.
-HASH_ALGOS = {"sha1": HashAlgo("sha1", 20, 40), "sha256": HashAlgo("sha256", 32, 64)}
-
-
 def object_format_name(config) -> str:
     """``extensions.objectFormat`` of a repository config (dulwich Config)."""
     try:
@@ -119,7 +105,7 @@ class ObjectDatabase:
         self._format_name = object_format
         self._alternates = alternates or None
         self._object_format = None
-        if object_format not in ("sha1", "sha256"):
+        if object_format not in HASH_ALGOS:
             self.object_format  # noqa: B018 - dulwich refuses an unknown format now, as before
         self._store = None
         self._dulwich_lock = RLock()
@@ -276,7 +262,7 @@ class ObjectDatabase:
     @property
     def hash_algo(self) -> int:
         """The ``GIT_HASH_*`` value git puts in ``struct object_id.algo``."""
-        return 2 if self._format_name == "sha256" else 1
+        return self.git_hash_algo.format_id
 
     def read_blob(self, oid: bytes) -> bytes:
         """The content of blob ``oid`` (raw bytes); :class:`MissingObject` if absent."""

@@ -34,6 +34,7 @@ from enum import IntEnum
 from itertools import repeat
 
 from .convert import CRLF_ACTIONS, ConvertCrlfAction
+from .hash_algo import GIT_HASH_SHA1, GIT_HASH_SHA256, HASH_ALGOS
 from .record import Record, astuple, fields
 
 __all__ = [
@@ -66,12 +67,10 @@ class PcItemStatus(IntEnum):
     PC_ITEM_FAILED = 3
 
 
-#: ``GIT_HASH_*`` values carried in ``struct object_id.algo``.
+#: ``GIT_HASH_*`` values carried in ``struct object_id.algo`` (hash_algo.py; 0: unknown).
 GIT_HASH_UNKNOWN = 0
-GIT_HASH_SHA1 = 1
-GIT_HASH_SHA256 = 2
 GIT_MAX_RAWSZ = 32
-HASH_RAWSZ = {GIT_HASH_SHA1: 20, GIT_HASH_SHA256: 32}
+HASH_RAWSZ = {a.format_id: a.oid_length for a in HASH_ALGOS.values()}
 
 
 def _build(name: str, fields: tuple[tuple[str, int, str], ...], size: int,
