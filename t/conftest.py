@@ -49,6 +49,23 @@ def git_env(tmp_path: Path) -> dict[str, str]:
     return isolated_git_env(home)
 
 
+@pytest.fixture
+def helpers_at_merge(monkeypatch) -> list[int]:
+    """How many helpers each switch of this test had running when its merge
+    began (``start_helpers_ahead``): one number per merge."""
+    from git_checkout_helper.checkout import switch
+
+    seen: list[int] = []
+    merge_trees = switch._merge_trees
+
+    def spy(co, *a, **k):
+        seen.append(len(co.pool) if co.pool is not None else 0)
+        return merge_trees(co, *a, **k)
+
+    monkeypatch.setattr(switch, "_merge_trees", spy)
+    return seen
+
+
 def twin_env(home) -> dict[str, str]:
     """The environment of a twin test's git: this process's, without its
     trace, test and config variables, HOME at ``home``, a fixed identity."""

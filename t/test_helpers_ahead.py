@@ -11,7 +11,7 @@ import os
 import pytest
 from conftest import files_repo, git, isolate_api_env, run_git, twin_env
 
-from git_checkout_helper.checkout import parallel, switch
+from git_checkout_helper.checkout import parallel
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
 from git_checkout_helper.errors import CheckoutError
@@ -34,7 +34,7 @@ def src(tmp_path_factory):
 def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args=(), prepare=None, trace=None):
     """Twins switched from main to ``to``: ours through the API, git with
     ``git_args``. Returns (ours, git's, what ours raised or its report,
-    git's run, the helpers as the merge found them, their pids)."""
+    git's run, the pids of the helpers started ahead)."""
     source, env = src
     twins = []
     for name in ("ours", "git"):
@@ -48,18 +48,13 @@ def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args
             prepare(path)
         twins.append(path)
     ours, theirs = twins
-    at_merge, pids = [], []
-    merge_trees, ahead = switch._merge_trees, parallel.ParallelCheckout.start_helpers_ahead
-
-    def spy_merge(co, *a, **k):
-        at_merge.append(len(co.pool) if co.pool is not None else 0)
-        return merge_trees(co, *a, **k)
+    pids = []
+    ahead = parallel.ParallelCheckout.start_helpers_ahead
 
     def spy_ahead(self, most):
         ahead(self, most)
         pids.extend(h.proc.pid for h in (self.pool.helpers if self.pool is not None else ()))
 
-    monkeypatch.setattr(switch, "_merge_trees", spy_merge)
     monkeypatch.setattr(parallel.ParallelCheckout, "start_helpers_ahead", spy_ahead)
     isolate_api_env(monkeypatch, env["HOME"])
     out, err = io.StringIO(), io.StringIO()
@@ -76,41 +71,41 @@ def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args
     assert not (ours / ".git" / "index.lock").exists()
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"], ["diff-files"]):
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
-    return ours, theirs, got, theirs_run, at_merge, pids
+    return ours, theirs, got, theirs_run, pids
 
 
-def test_helpers_start_before_the_merge_and_write_its_files(src, tmp_path, monkeypatch):
+def test_helpers_start_before_the_merge_and_write_its_files(src, tmp_path, monkeypatch, helpers_at_merge):
     opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
-    *_, report, _run, at_merge, pids = _switch(src, tmp_path, monkeypatch, "other", opts,
+    *_, report, _run, pids = _switch(src, tmp_path, monkeypatch, "other", opts,
                                                ("-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"))
-    assert at_merge == [2] and len(pids) == 2
+    assert helpers_at_merge == [2] and len(pids) == 2
     assert report.workers == 2 and report.parallel_items == N_FILES // 5 and report.sequential_items == 0
 
 
-def test_a_merge_with_fewer_items_than_the_threshold_stops_them(src, tmp_path, monkeypatch):
+def test_a_merge_with_fewer_items_than_the_threshold_stops_them(src, tmp_path, monkeypatch, helpers_at_merge):
     opts = CheckoutOptions(workers=2, online_cpus=2)  # git's threshold: 100 files
-    *_, report, _run, at_merge, pids = _switch(src, tmp_path, monkeypatch, "one", opts,
+    *_, report, _run, pids = _switch(src, tmp_path, monkeypatch, "one", opts,
                                                ("-c", "checkout.workers=2"))
-    assert at_merge == [2] and len(pids) == 2  # the index has 300 entries: started ahead
+    assert helpers_at_merge == [2] and len(pids) == 2  # the index has 300 entries: started ahead
     assert report.workers == 1 and report.parallel_items == 0 and report.sequential_items == 1
 
 
-def test_a_refused_switch_stops_them(src, tmp_path, monkeypatch):
+def test_a_refused_switch_stops_them(src, tmp_path, monkeypatch, helpers_at_merge):
     opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
 
     def local_change(path):
         (path / "d00" / "f0").write_text("local\n")  # other changes f0 too: refused
 
-    ours, theirs, raised, run, at_merge, pids = _switch(
+    ours, theirs, raised, run, pids = _switch(
         src, tmp_path, monkeypatch, "other", opts,
         ("-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"), local_change)
     assert isinstance(raised, PlanError) and run.returncode == 1
-    assert at_merge == [2] and len(pids) == 2
+    assert helpers_at_merge == [2] and len(pids) == 2
     assert (ours / "d00" / "f0").read_text() == (theirs / "d00" / "f0").read_text() == "local\n"
 
 
 @pytest.mark.parametrize("why", ["auto", "trace", "config auto"])
-def test_not_ahead_with_auto_or_while_tracing(src, tmp_path, monkeypatch, why):
+def test_not_ahead_with_auto_or_while_tracing(src, tmp_path, monkeypatch, helpers_at_merge, why):
     trace = None
     opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
     git_args = ["-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"]
@@ -125,8 +120,8 @@ def test_not_ahead_with_auto_or_while_tracing(src, tmp_path, monkeypatch, why):
         def prepare(path):  # (git 2.39 has no auto: ours only)
             if path.name == "ours":
                 git(path, "config", "checkout.workers", "auto", env=src[1])
-    *_, at_merge, pids = _switch(src, tmp_path, monkeypatch, "other", opts, git_args, prepare, trace)
-    assert at_merge == [0] and pids == []
+    *_, pids = _switch(src, tmp_path, monkeypatch, "other", opts, git_args, prepare, trace)
+    assert helpers_at_merge == [0] and pids == []
     if trace is not None:
         events = (tmp_path / "trace.json").read_text()
         assert events.count('"event":"child_start"') == 2  # started after the merge, as git's

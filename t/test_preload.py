@@ -197,9 +197,10 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
                                                    (True, "split-v4", False), (True, "linked", False),
                                                    (True, "plain", True), (True, "split-v4", True),
                                                    (True, "linked", True)])
-def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup, ahead):
+def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, helpers_at_merge, preload, setup, ahead):
     env = big[1]
     ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload, setup, ahead)
+    assert helpers_at_merge == [2] and report.workers == 2  # forked before the merge, and used
     if preload:
         assert report.preload_workers == 2
         # Every entry but the touched and the modified file (the refresh decides those).
@@ -219,9 +220,10 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, preload, setup, 
 
 
 @pytest.mark.parametrize("ahead", [False, True])
-def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch, ahead):
+def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch, helpers_at_merge, ahead):
     env = big[1]
     ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, "sparse", ahead)
+    assert helpers_at_merge == [2] and report.workers == 2  # forked before the merge, and used
     in_cone = 3 * N_FILES // 40
     assert report.preload_workers == 2 and report.preloaded == in_cone - 2  # no skip-worktree file is there
     for args in (["ls-files", "-s", "-t"], ["status", "--porcelain"], ["diff-files", "--name-only"]):

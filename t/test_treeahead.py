@@ -149,7 +149,7 @@ def test_a_hostile_tree_found_by_the_child_is_refused_as_git_refuses_it(history,
 
 
 def test_a_tree_a_partial_clone_lacks_is_fetched_once_by_the_coordinator(history, tmp_path, git_env, read_ahead,
-                                                                           monkeypatch):
+                                                                           monkeypatch, helpers_at_merge):
     """The child fetches nothing: it gives up on a tree the clone lacks
     (``--filter=tree:0``), silently, and the coordinator fetches it, once,
     with the blobs; the switch is then git's."""
@@ -169,7 +169,10 @@ def test_a_tree_a_partial_clone_lacks_is_fetched_once_by_the_coordinator(history
     read_ahead.clear()
     got = _switch(ours, "origin/main")
     want = run_git(theirs, "checkout", "origin/main", env=git_env, text=True)
-    assert got[0] == want.returncode == 0 and got[1] == want.stdout
+    assert got == (want.returncode, want.stdout, want.stderr) and want.returncode == 0
+    assert helpers_at_merge == [2]  # forked before the fetch: they read its pack all the same
+    packs = [len([n for n in os.listdir(p / ".git" / "objects" / "pack") if n.endswith(".pack")]) for p in (ours, theirs)]
+    assert packs[0] == packs[1]  # fetched once, as git did
     assert read_ahead == [None]  # the child gave up; the coordinator read (and fetched) the tree
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"]):
         assert git(ours, *args, env=git_env) == git(theirs, *args, env=git_env), args
