@@ -49,7 +49,7 @@ from .config import DEFAULT_THRESHOLD_FOR_PARALLELISM
 from .fsinfo import FsInfo
 from .record import Record
 
-__all__ = ["AutoWorkers", "auto_workers"]
+__all__ = ["AutoWorkers", "auto_workers", "requests_in_flight"]
 
 #: Filesystems where a file costs round trips rather than CPU.
 LATENCY_KINDS = frozenset({"nfs", "smb", "fuse", "network"})
@@ -93,6 +93,20 @@ class AutoWorkers(Record, kw_only=True):
     filesystem: FsInfo | None = None  # filled in by the coordinator
 
 
+def requests_in_flight(fs_kind: str, cpus: int) -> int:
+    """Requests worth keeping in flight together on a ``fs_kind``
+    filesystem: 0 where each costs CPU rather than a round trip (a local
+    disk, tmpfs), else the table's ``nfs``/``fuse`` figures. The helpers'
+    processes and threads share them out (:func:`auto_workers`), and so do
+    the coordinator's own lstats and unlinks (:mod:`iopool`)."""
+    if fs_kind not in LATENCY_KINDS:
+        return 0
+    if fs_kind == "fuse":
+        lo, hi = FUSE_CONCURRENCY
+        return min(hi, max(lo, FUSE_CONCURRENCY_PER_CPU * max(1, cpus)))
+    return NETWORK_CONCURRENCY
+
+
 def auto_workers(fs_kind: str, rotational: bool | None, cpus: int, nr_items: int,
                  total_bytes: int | None = None, threshold: int | None = None,
                  idle_cpus: int | None = None) -> AutoWorkers:
@@ -128,12 +142,10 @@ def auto_workers(fs_kind: str, rotational: bool | None, cpus: int, nr_items: int
     if work < threshold or nr < 2:
         return decide(1, 1, f"{nr} items{size} below the threshold of {threshold}")
     if latency:
+        target = requests_in_flight(fs_kind, cpus)
         if fs_kind == "fuse":
-            lo, hi = FUSE_CONCURRENCY
-            target = min(hi, max(lo, FUSE_CONCURRENCY_PER_CPU * cpus))
             why = f"FUSE: {FUSE_CONCURRENCY_PER_CPU} requests in flight per CPU wanted ({cpus} CPUs)"
         else:
-            target = NETWORK_CONCURRENCY
             why = f"{fs_kind} filesystem: latency-bound, {NETWORK_CONCURRENCY} requests in flight wanted"
         # (never more requests in flight than items: the bytes of big files
         # add round trips to a file, not files to write at once)

@@ -422,6 +422,20 @@ def helper_threads_setting(config) -> int | None:
     return n
 
 
+def coordinator_threads_setting(config) -> int | None:
+    """``checkout.coordinatorThreads`` (ours): how many of the coordinator's
+    own lstat and unlink requests are in flight at once (:mod:`iopool`);
+    0 or 1: one at a time, as git; None when unset (chosen from the
+    filesystem)."""
+    raw = _get(config, b"checkout", b"coordinatorthreads")
+    if raw is None:
+        return None
+    n = git_config_int("checkout.coordinatorThreads", raw)
+    if n < 0:
+        raise ConfigError(f"bad checkout.coordinatorThreads value '{raw.decode('utf-8', 'replace')}' (0 or more)")
+    return n
+
+
 def submodule_jobs_setting(config, cpus: int) -> int:
     """``checkout.submoduleJobs`` (ours): how many submodules a recursive
     checkout moves at once, beside the superproject's own helpers; 0 means

@@ -30,7 +30,7 @@ DESCRIPTIONS = {
         "(-, @{-N}, ~N, ^N, ^{commit}, ^{tree}, <rev>:<path>) are read as git reads them; the "
         "post-checkout hook is run as git runs it.",
         "Settings read: checkout.workers, checkout.thresholdForParallelism, checkout.distribution, "
-        "checkout.helperThreads, checkout.guess, checkout.defaultRemote, core.symlinks, core.fileMode, "
+        "checkout.helperThreads, checkout.coordinatorThreads, checkout.guess, checkout.defaultRemote, core.symlinks, core.fileMode, "
         "core.checkStat, core.trustctime, core.abbrev, core.hooksPath, core.autocrlf, core.eol, "
         "branch.autoSetupMerge and the conversion attributes of .gitattributes.",
     ),

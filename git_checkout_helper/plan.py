@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
+from .iopool import IoPool
 from .repository import TreeFiles
 
 __all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "reset_needs_update", "worktree_matches"]
@@ -94,12 +95,15 @@ PLUMBING_ERRORS = {
 class Plan:
     """The new index, and the work-tree changes that produce it."""
 
-    __slots__ = ("entries", "write", "remove")
+    __slots__ = ("entries", "write", "remove", "absent")
 
     def __init__(self) -> None:
         self.entries: dict[bytes, Entry] = {}  # the new index, stage 0
         self.write: list[Entry] = []  # entries whose files are (re)written
         self.remove: list[bytes] = []  # paths whose files are deleted
+        #: New paths verify_absent found nothing at (a switch's): nothing of
+        #: the user's to remove there (see updates.Checkout._cleared).
+        self.absent: set[bytes] = set()
 
     @property
     def carried(self) -> set[bytes]:
@@ -192,6 +196,22 @@ def worktree_matches(
     return converted is not None and converted == data
 
 
+_NOT_A_DIR = object()
+_UNKNOWN = object()
+
+
+def _look(full: bytes):
+    """``lstat``, its ENOENT None and ENOTDIR _NOT_A_DIR; another error _UNKNOWN."""
+    try:
+        return os.lstat(full)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return _NOT_A_DIR
+    except OSError:
+        return _UNKNOWN
+
+
 class _Worktree:
     """Cached ``lstat`` of the work tree, relative to its top."""
 
@@ -214,6 +234,44 @@ class _Worktree:
             self.notdir.add(path)
         self._cache[path] = st
         return st
+
+    def prefetch(self, paths: list[bytes], io: IoPool) -> None:
+        """The lstats :meth:`leading_file` and :meth:`lstat` are about to
+        make for ``paths``, made together (:mod:`iopool`): the leading
+        directories first, then the paths below directories only. The
+        cache then holds what the serial lookups would find (nothing changes
+        the work tree while a plan is made); an error other than ENOENT and
+        ENOTDIR is left to the serial lookup to raise, at its turn."""
+        cache = self._cache
+        dirs: dict[bytes, None] = {}
+        for path in paths:
+            i = path.find(b"/")
+            while i != -1:
+                d = path[:i]
+                if d not in cache:
+                    dirs[d] = None
+                i = path.find(b"/", i + 1)
+        self._fill(list(dirs), io)
+
+        def below_dirs(path: bytes) -> bool:
+            i = path.find(b"/")
+            while i != -1:
+                st = cache.get(path[:i])
+                if st is None or not stat_mod.S_ISDIR(st.st_mode):
+                    return False
+                i = path.find(b"/", i + 1)
+            return True
+
+        self._fill([p for p in paths if p not in cache and below_dirs(p)], io)
+
+    def _fill(self, paths: list[bytes], io: IoPool) -> None:
+        top = self.top
+        for path, st in zip(paths, io.map(_look, [top + p for p in paths]), strict=True):
+            if st is _NOT_A_DIR:
+                self.notdir.add(path)
+                st = None
+            if st is not _UNKNOWN:
+                self._cache[path] = st
 
     def leading_file(self, path: bytes) -> bytes | None:
         """The first leading component of ``path`` that exists and is not a directory."""
@@ -327,6 +385,7 @@ def plan_switch(
     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
     ignored_in_subdir: Callable[[bytes], bool] | None = None,
     refreshed: bool = False,
+    io: IoPool | None = None,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
@@ -335,10 +394,14 @@ def plan_switch(
     ignored in a directory the checkout replaces (default: ``ignored``).
     ``refreshed``: ``old`` went through ``refresh_index`` (refresh.py), so
     an entry whose stat data still differ is modified (``verify_uptodate``).
+    ``io``: the work tree is latency-bound; ``verify_absent``'s lstats are
+    then made together (:meth:`_Worktree.prefetch`).
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
     m.merge(head.files, target.files)
+    if io is not None:
+        m.wt.prefetch([e.name for e in m.plan.write if e.name not in old] + m.staged_gone, io)
     m.verify_absent()
     m.verify_absent_removed()
     m.refuse()
@@ -467,22 +530,24 @@ class _TwowayMerge:
                     self.lead_entries.add(path)
                 continue
             st = wt.lstat(path)
-            if st is not None:
-                if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
-                    if e.mode == S_IFGITLINK:
-                        continue
-                    # verify_clean_subdirectory checks the tracked files below
-                    # first: one with local changes is the error, not the dir.
-                    if any(p.startswith(path + b"/") for p in self.not_uptodate):
-                        continue
-                    if ignored(path):
-                        continue  # check_ok_to_remove: an excluded directory goes, contents and all
-                    lost = wt.untracked_below(path, self.tracked, self.ignored_in_subdir)
-                    if lost:
-                        self.lose_dirs.append(path)
-                elif not ignored(path):
-                    same = _file_is(e, self.top + path, st, self.hash_name, self.to_worktree, self.core)
-                    (self.same_un if same else self.untracked).append(path)
+            if st is None:
+                self.plan.absent.add(path)
+                continue
+            if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
+                if e.mode == S_IFGITLINK:
+                    continue
+                # verify_clean_subdirectory checks the tracked files below
+                # first: one with local changes is the error, not the dir.
+                if any(p.startswith(path + b"/") for p in self.not_uptodate):
+                    continue
+                if ignored(path):
+                    continue  # check_ok_to_remove: an excluded directory goes, contents and all
+                lost = wt.untracked_below(path, self.tracked, self.ignored_in_subdir)
+                if lost:
+                    self.lose_dirs.append(path)
+            elif not ignored(path):
+                same = _file_is(e, self.top + path, st, self.hash_name, self.to_worktree, self.core)
+                (self.same_un if same else self.untracked).append(path)
 
     def verify_absent_removed(self) -> None:
         """``verify_absent`` for the staged deletions the target keeps deleted."""

@@ -29,10 +29,11 @@ from itertools import compress, pairwise
 
 from .coresettings import CoreSettings
 from .index import Entry
+from .iopool import IoPool
 from .refresh import is_fresh, refreshable
 from .run_async import finish_async, start_async, stop_async
 
-__all__ = ["MAX_PARALLEL", "PRELOAD_COST", "Preload", "workers_for"]
+__all__ = ["MAX_PARALLEL", "PRELOAD_COST", "THREAD_COST", "Preload", "workers_for"]
 
 #: Entries per worker. git's threads take 500 each (``THREAD_COST``); a
 #: forked worker costs more (a fork, and the copies of the pages it touches):
@@ -44,9 +45,19 @@ PRELOAD_COST = 2000
 MAX_PARALLEL = 20
 
 
-def workers_for(nr: int, online_cpus: int) -> int:
-    """How many workers preload ``nr`` entries (0: refresh_entries alone)."""
-    return min(nr // PRELOAD_COST, MAX_PARALLEL, online_cpus) if online_cpus > 1 else 0
+#: preload-index.c: entries per thread; fewer than two threads' worth: no preload.
+THREAD_COST = 500
+
+
+def workers_for(nr: int, online_cpus: int, io: IoPool | None = None) -> int:
+    """How many workers preload ``nr`` entries (0: refresh_entries alone).
+    With an I/O pool (a latency-bound work tree, where an lstat is a round
+    trip and a fork is cheap beside it) at least one, from git's own
+    threshold on: its workers keep their lstats in flight together."""
+    n = min(nr // PRELOAD_COST, MAX_PARALLEL, online_cpus) if online_cpus > 1 else 0
+    if io is not None and nr >= 2 * THREAD_COST:
+        return max(1, n)
+    return n
 
 
 class Preload:
@@ -55,20 +66,32 @@ class Preload:
     (idempotent) stops those still running."""
 
     def __init__(self, entries: Sequence[Entry], top: bytes, racy_timestamp_ns: int, core: CoreSettings,
-                 workers: int, here: bool = False) -> None:
+                 workers: int, here: bool = False, io: IoPool | None = None) -> None:
         """``here``: the caller has nothing to do until the workers are done
         (a :mod:`treeahead` child reads the tree): it takes the last share
         itself, at once, and forks one worker fewer. At 100,000 files that
         is three processes on two CPUs rather than four, one fork and one
-        transfer less, while the tree child runs."""
+        transfer less, while the tree child runs.
+
+        ``io``: the work tree is latency-bound (:mod:`iopool`); each share
+        then has its lstats in flight together, the pool's requests split
+        between the shares (git's preload: a thread per 500 entries)."""
         self.entries = entries
         self._running: list[tuple[int, int, int, int]] = []  # (pid, read end, start, end)
         self._marked = 0
         nr = len(entries)
         bounds = [nr * k // workers for k in range(workers + 1)]
 
+        pool = IoPool(max(2, io.threads // workers)) if io is not None else None
+
         def share(start: int, end: int) -> bytes:
             out = bytearray(end - start)
+            if pool is not None:
+                todo = [i for i in range(start, end) if refreshable(entries[i])]
+                for i, st in zip(todo, pool.map(_lstat_or_none, [top + entries[i].name for i in todo]), strict=True):
+                    if st is not None and is_fresh(entries[i], st, racy_timestamp_ns, core):
+                        out[i - start] = 1
+                return out
             for i in range(start, end):
                 e = entries[i]
                 if not refreshable(e):
@@ -115,3 +138,10 @@ class Preload:
         running, self._running = self._running, []
         for pid, r, _start, _end in running:
             stop_async(pid, r)
+
+
+def _lstat_or_none(path: bytes) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None

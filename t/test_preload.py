@@ -9,7 +9,8 @@ changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
 running and with ``core.preloadIndex=false``, in a split index of version 4,
 in a linked worktree, and in a sparse checkout with ``core.checkStat=minimal``;
-and the same with the target tree read by a child (treeahead.py).
+and the same with the target tree read by a child (treeahead.py), and with
+each worker's lstats in flight together (iopool.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
 from git_checkout_helper.coresettings import DEFAULT_CORE
 from git_checkout_helper.index import S_IFGITLINK, Entry
-from git_checkout_helper.preload import PRELOAD_COST, Preload, workers_for
+from git_checkout_helper.iopool import IoPool
+from git_checkout_helper.preload import PRELOAD_COST, THREAD_COST, Preload, workers_for
 from git_checkout_helper.refresh import is_fresh
 from git_checkout_helper.repository import Repository
 
@@ -75,12 +77,13 @@ def _expected(top, entries, racy_ns) -> list[bool]:
     return out
 
 
-@pytest.mark.parametrize("workers", [1, 2, 3, 7])
-def test_workers_mark_what_refresh_would(tree, workers):
+@pytest.mark.parametrize("workers, threads", [(1, 0), (2, 0), (3, 0), (7, 0), (1, 4), (2, 8)])
+def test_workers_mark_what_refresh_would(tree, workers, threads):
+    """(``threads``: each worker's lstats in flight together, iopool.py)"""
     top, entries, racy_ns = tree
     want = _expected(top, entries, racy_ns)
     assert want.count(False) == 6 and not want[3] and not want[5]  # the set-up does what it says
-    p = Preload(entries, top, racy_ns, DEFAULT_CORE, workers)
+    p = Preload(entries, top, racy_ns, DEFAULT_CORE, workers, io=IoPool(threads) if threads else None)
     assert p.finish() == want.count(True)
     assert [e.uptodate for e in entries] == want
 
@@ -130,6 +133,10 @@ def test_workers_for():
     assert workers_for(100 * PRELOAD_COST, 8) == 8
     assert workers_for(100 * PRELOAD_COST, 64) == 20  # git's MAX_PARALLEL
     assert workers_for(100 * PRELOAD_COST, 1) == 0  # nothing to overlap with on one CPU
+    # A latency-bound work tree (an I/O pool): from git's threshold on, one at least.
+    assert workers_for(2 * THREAD_COST - 1, 8, IoPool(16)) == 0
+    assert workers_for(2 * THREAD_COST, 1, IoPool(16)) == workers_for(2 * THREAD_COST, 8, IoPool(16)) == 1
+    assert workers_for(100 * PRELOAD_COST, 8, IoPool(16)) == 8
 
 
 N_FILES = 2 * PRELOAD_COST + 400
@@ -154,6 +161,8 @@ def _twin(src, env, path, preload: bool, setup: str = "plain"):
     elif setup == "split-v4":  # entries from a shared index, names prefix-compressed
         git(path, "config", "core.splitIndex", "true", env=env)
         git(path, "update-index", "--index-version", "4", "--split-index", env=env)
+    elif setup == "io":  # the lstats in flight together (iopool.py), as on a latency-bound filesystem
+        git(path, "config", "checkout.coordinatorThreads", "8", env=env)
     elif setup == "linked":  # the switch runs in a linked worktree (its own index, .git a file)
         git(path, "worktree", "add", "-q", "-b", "wt", str(path) + ".wt", "main", env=env)
         path = path.parent / (path.name + ".wt")
@@ -175,7 +184,7 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     coordinator takes a share of the preload itself."""
     src, env = big
     used, heres = [], []
-    monkeypatch.setattr(switch, "Preload", lambda *a, **k: heres.append(a[4:]) or Preload(*a, **k))
+    monkeypatch.setattr(switch, "Preload", lambda *a, **k: heres.append((*a[4:6], getattr(a[6], "threads", 0))) or Preload(*a, **k))
     if ahead:
         monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
         result = treeahead.TreeAhead.result
@@ -189,11 +198,13 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     theirs_run = run_git(theirs, "-c", "checkout.workers=2", "checkout", "other", env=env, text=True)
     assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
     assert len(used) == ahead and all(r is not None for r in used)
-    assert heres == ([(report.preload_workers, ahead)] if preload else [])
+    assert heres == ([(report.preload_workers, ahead, report.coordinator_threads)] if preload else [])
+    assert report.coordinator_threads == (8 if setup == "io" else 0)
     return ours, theirs, report
 
 
 @pytest.mark.parametrize("preload, setup, ahead", [(True, "plain", False), (False, "plain", False),
+                                                   (True, "io", False), (True, "io", True),
                                                    (True, "split-v4", False), (True, "linked", False),
                                                    (True, "plain", True), (True, "split-v4", True),
                                                    (True, "linked", True)])

@@ -64,12 +64,15 @@ class ParallelCheckout:
         Our helpers are running with dynamic distribution (git's worker
         reads one batch); no filter driver is configured, so every regular
         file is the helpers' and every other entry is written here first,
-        git's order; and the work tree is case-sensitive as far as git
-        knows (``core.ignoreCase``, ``core.precomposeUnicode`` unset), so no
-        two paths of one checkout name one file, and which of them is
-        written first cannot matter."""
-        if self.pool is None or self.drivers or not self.dynamic_distribution():
-            return False
+        git's order; and the work tree is case-sensitive
+        (:meth:`case_sensitive`), so which of two paths is written first
+        cannot matter."""
+        return self.pool is not None and not self.drivers and self.dynamic_distribution() and self.case_sensitive()
+
+    def case_sensitive(self) -> bool:
+        """Whether the work tree is case-sensitive as far as git knows
+        (``core.ignoreCase``, ``core.precomposeUnicode`` unset): then no two
+        paths of one checkout name one file."""
         for key in (b"ignorecase", b"precomposeunicode"):
             try:
                 if self.repo.config.get_boolean((b"core",), key, False):
@@ -152,10 +155,7 @@ class ParallelCheckout:
         explicit = self.opts.threshold
         if explicit is None:
             explicit = 0 if self.opts.test_workers else threshold_setting(self.repo.config)
-        where = os.fsdecode(self.out_top)
-        while not os.path.isdir(where) and os.path.dirname(where) != where:
-            where = os.path.dirname(where)  # checkout-index --prefix: made later
-        fs = self._fsinfo = self._fsinfo or probe(where)
+        fs = self._fsinfo = self._fsinfo or probe(self.written_into())
         # All usable CPUs, busy ones too (see autoworkers: no load is subtracted).
         online, affinity, _load, quota = system_cpus(self.opts.online_cpus)
         d = auto_workers(fs.kind, fs.rotational, usable_cpus(online, affinity, None, quota), nr, None, explicit)
@@ -169,6 +169,15 @@ class ParallelCheckout:
         if self.trace is not None and self.trace.enabled:
             self.trace.data("checkout", "auto_workers", json_bytes(d).decode())
         return d.processes
+
+    def written_into(self) -> str:
+        """The directory files are written into, or its nearest existing
+        parent (checkout-index's ``--prefix`` is made later): what the
+        filesystem is asked about."""
+        where = os.fsdecode(self.out_top)
+        while not os.path.isdir(where) and os.path.dirname(where) != where:
+            where = os.path.dirname(where)
+        return where
 
     def start_helpers(self, expected_items: int) -> None:
         """Start the helpers early (see :class:`workers.HelperPool`) when the

@@ -144,9 +144,11 @@ def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preloa
     merge does not refresh), unless ``core.preloadIndex`` is false or the
     index is too small for it (:func:`preload.workers_for`); ``here``: see
     :class:`preload.Preload`."""
-    n = 0 if reset or not co.core.preload_index else workers_for(len(old.entries), co.opts.online_cpus)
-    co.report.preload_workers = n
-    return Preload(list(old.entries.values()), co.top, old.mtime_ns, co.core, n, here) if n else None
+    if reset or not co.core.preload_index:
+        return None
+    io = co.io()
+    n = co.report.preload_workers = workers_for(len(old.entries), co.opts.online_cpus, io)
+    return Preload(list(old.entries.values()), co.top, old.mtime_ns, co.core, n, here, io) if n else None
 
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
@@ -170,7 +172,7 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                       refreshed=True)
+                       refreshed=True, io=co.io())
 
 
 def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> TreeFiles | None:

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterable
+from functools import partial
+from itertools import repeat
 
 from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from ..autoworkers import AutoWorkers
 from ..cleancheck import CheckinAttributes
 from ..collisions import Collisions
-from ..config import eol_config
+from ..config import coordinator_threads_setting, eol_config
 from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from ..coresettings import core_settings
 from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
 from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
+from ..iopool import IoPool, io_pool
 from ..plan import Plan, invalid_paths, worktree_matches
 from ..progress import Progress
 from ..refresh import smudge_racily_clean
@@ -90,6 +93,8 @@ class Checkout(ParallelCheckout):
         self._warned_clamp = False
         self._auto: AutoWorkers | None = None
         self._fsinfo = None  # fsinfo.FsInfo of out_top, probed once (auto)
+        self._io: IoPool | None | bool = False  # see io(); False: not decided yet
+        self.absent: Container[bytes] = ()  # Plan.absent of the plan carried out
         self._made_dirs: set[bytes] = set()
         self.collisions = Collisions(self.core)  # paths found sharing one file (a clone's warning)
         self._dynamic: bool | None = None  # checkout.distribution, read once
@@ -269,21 +274,40 @@ class Checkout(ParallelCheckout):
 
     # --- the work tree ---------------------------------------------------------
 
+    def io(self) -> IoPool | None:
+        """The pool for this checkout's own lstats and unlinks (:mod:`iopool`;
+        ``checkout.coordinatorThreads``, else from the filesystem), decided
+        on the first question. None on a work tree that may not be
+        case-sensitive (:meth:`case_sensitive`): there two paths may name
+        one file, and the order of their requests could matter."""
+        if self._io is False:
+            from ..fsinfo import mount_kind
+
+            setting = coordinator_threads_setting(self.repo.config)
+            self._io = io_pool(setting, lambda: mount_kind(self.written_into()),
+                               self.opts.online_cpus) if self.case_sensitive() else None
+            self.report.coordinator_threads = self._io.threads if self._io is not None else 0
+        return self._io
+
     def remove_files(self, paths: list[bytes]) -> None:
         """``unlink_entry``: delete files that leave, then their empty directories."""
         dirs: set[bytes] = set()
         real_dirs: set[bytes] = set()
-        for path in paths:
-            full = self.out_top + path
-            # check_leading_path: never remove through a symlink or a file
-            # that took a leading directory's place.
-            real = self._dirs_only(path, real_dirs)
-            left = _unlink_unlooked(full) if real else None
+        top = self.out_top
+        # check_leading_path: never remove through a symlink or a file that
+        # took a leading directory's place. (No path is a leading directory
+        # of another: their unlinks may be sent together, :mod:`iopool`.)
+        reals = [self._dirs_only(path, real_dirs) for path in paths]
+        io = self.io()
+        fulls = [top + path for path, real in zip(paths, reals, strict=True) if real]
+        lefts = iter(io.map(_unlink_unlooked, fulls) if io is not None else map(_unlink_unlooked, fulls))
+        for path, real in zip(paths, reals, strict=True):
+            left = next(lefts) if real else None
             if left is not None and stat_mod.S_ISDIR(left[0].st_mode):
                 # A submodule that leaves: git removes it only if empty,
                 # and says so otherwise (remove_or_warn).
                 try:
-                    os.rmdir(full)
+                    os.rmdir(top + path)
                 except OSError as ex:
                     self.err.write(f"warning: unable to rmdir '{path.decode('utf-8', 'replace')}': {ex.strerror}\n")
             elif left is not None:  # e.g. a read-only directory: named, and the checkout fails
@@ -325,6 +349,13 @@ class Checkout(ParallelCheckout):
         where a gitlink goes is a submodule's work tree: ``keep_dir`` leaves
         it alone, as ``checkout_entry`` does.
         """
+        if self._make_leading_dirs(path):
+            self._clear(path, _unlink_unlooked(self.out_top + path), keep_dir)
+
+    def _make_leading_dirs(self, path: bytes) -> bool:
+        """``create_directories`` for ``path`` (files in the way removed);
+        whether something may stand at ``path`` itself (False: its
+        directory was made by this checkout a moment ago)."""
         top = self.out_top
         slash = path.rfind(b"/")
         if slash != -1:
@@ -351,9 +382,12 @@ class Checkout(ParallelCheckout):
                         self._fresh_dirs.add(part)
                     self._made_dirs.add(part)
             if d in self._fresh_dirs:
-                return  # made by this checkout a moment ago: nothing of the user's is in it
-        full = top + path
-        left = _unlink_unlooked(full)
+                return False  # made by this checkout a moment ago: nothing of the user's is in it
+        return True
+
+    def _clear(self, path: bytes, left: tuple[os.stat_result, OSError] | None, keep_dir: bool) -> None:
+        """The rest of the removal of what stood at ``path`` after
+        :func:`_unlink_unlooked` (``left``: what it left there, and why)."""
         if left is None:
             return
         st, why = left
@@ -363,7 +397,36 @@ class Checkout(ParallelCheckout):
             return
         import shutil  # (a directory in a file's way is rare: shutil is 5 ms of start-up)
 
-        shutil.rmtree(full)
+        shutil.rmtree(self.out_top + path)
+
+    def _cleared(self, entries: Iterable[Entry]) -> Iterable[tuple[Entry, Callable[[], None] | None]]:
+        """``(entry, prepare)`` for each of ``entries`` in order: ``prepare()``
+        does :meth:`prepare_path` for it (raising its OSError); None: call it.
+
+        With an I/O pool (:mod:`iopool`: a latency-bound work tree) the
+        leading directories are still made here in order, but each entry's
+        unlink is sent a few entries ahead of its turn, and ``prepare()``
+        acts on its answer; a path the plan found nothing at
+        (``Plan.absent``) is not asked again. (The pool is only for a
+        case-sensitive work tree: no two entries' paths name one file, so
+        sending one's unlink before another's write cannot matter, and
+        nothing but this checkout's own removals has touched the work tree
+        since the plan looked.)"""
+        io = self.io()
+        if io is None:
+            return zip(entries, repeat(None))
+        top, absent = self.out_top, self.absent
+
+        def ahead(e: Entry):
+            if self._make_leading_dirs(e.name) and e.name not in absent:
+                return partial(_unlink_unlooked, top + e.name)
+            return None
+
+        return ((e, partial(self._clear_when, e.name, left, e.mode == S_IFGITLINK))
+                for e, left in io.pipeline(entries, ahead))
+
+    def _clear_when(self, path: bytes, left: Callable, keep_dir: bool) -> None:
+        self._clear(path, left(), keep_dir)
 
     def write_special(self, e: Entry, ca: ConvAttrs | None) -> os.stat_result | None:
         """What the coordinator writes itself: symlinks, gitlinks, filtered files."""
@@ -425,31 +488,32 @@ class Checkout(ParallelCheckout):
         queue = _Queue()
         stream = None
         if self.streams():
-            regular = []
-            for e in entries:
-                if e.mode & 0o170000 == 0o100000:
-                    regular.append(e)
-                else:
-                    self._queue_or_write(e, queue)
+            regular = [e for e in entries if e.mode & 0o170000 == 0o100000]
+            for e, prepare in self._cleared([e for e in entries if e.mode & 0o170000 != 0o100000]):
+                self._queue_or_write(e, prepare, queue)
             if regular:
                 stream = self._start_stream(queue, len(regular))
-            for k, e in enumerate(regular, 1):
-                self._queue_or_write(e, queue)
+            for k, (e, prepare) in enumerate(self._cleared(regular), 1):
+                self._queue_or_write(e, prepare, queue)
                 if not k % STREAM_STEP:
                     stream.pump()
         else:
-            for e in entries:
-                self._queue_or_write(e, queue)
+            for e, prepare in self._cleared(entries):
+                self._queue_or_write(e, prepare, queue)
         if self.submodules is not None:
             self.submodules.start()  # their directories exist now
         if queue.items or stream is not None:
             self.run_queue(queue, stream)
 
-    def _queue_or_write(self, e: Entry, queue: _Queue) -> None:
-        """``checkout_entry``: the path made ready, then the entry queued for
-        the helpers, or written here."""
+    def _queue_or_write(self, e: Entry, prepare: Callable[[], None] | None, queue: _Queue) -> None:
+        """``checkout_entry``: the path made ready (``prepare``, from
+        :meth:`_cleared`), then the entry queued for the helpers, or written
+        here."""
         try:
-            self.prepare_path(e.name, keep_dir=e.mode == S_IFGITLINK)
+            if prepare is None:
+                self.prepare_path(e.name, keep_dir=e.mode == S_IFGITLINK)
+            else:
+                prepare()
         except OSError as ex:
             self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
             return
@@ -556,6 +620,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO,
     from ..promisor import prefetch_plan  # a partial clone: what is missing, fetched before any change
 
     prefetch_plan(co, plan.write, err if show else None)
+    co.absent = plan.absent
     if show and total:
         co.progress = Progress("Updating files", total, err, delay=opts.progress_delay, columns=opts.columns)
     try:
