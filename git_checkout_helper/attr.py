@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["ATTR_MAX_FILE_SIZE", "ATTR_MAX_LINE_LENGTH", "AttrFile", "attr_lines", "parse_attr_line", "read_attr"]
+__all__ = ["ATTR_MAX_FILE_SIZE", "ATTR_MAX_LINE_LENGTH", "GITATTRIBUTES_FILE", "AttrFile", "attr_lines",
+           "attributes_path", "is_attributes_file", "parse_attr_line", "read_attr"]
 
+GITATTRIBUTES_FILE = b".gitattributes"  # attr.h
 ATTR_MAX_LINE_LENGTH = 2048  # attr.h: a longer line is ignored (git warns)
 ATTR_MAX_FILE_SIZE = 100 * 1024 * 1024  # attr.h: a larger file is ignored (git warns)
 _MACRO_PREFIX = b"[attr]"
@@ -24,6 +26,16 @@ _ATTR_NAME = re.compile(rb"[-._0-9A-Za-z]+")
 _QUOTE_STOP = re.compile(rb'["\\]')
 _OCTAL = re.compile(rb"[0-3][0-7][0-7]")
 _C_ESCAPES = {ord(k): ord(v) for k, v in zip("abfnrtv\\\"", "\a\b\f\n\r\t\v\\\"", strict=True)}
+
+
+def attributes_path(d: bytes) -> bytes:
+    """The ``.gitattributes`` of directory ``d`` (b"": the top)."""
+    return d + b"/" + GITATTRIBUTES_FILE if d else GITATTRIBUTES_FILE
+
+
+def is_attributes_file(path: bytes) -> bool:
+    """Whether ``path`` names a directory's ``.gitattributes``."""
+    return path == GITATTRIBUTES_FILE or path.endswith(b"/" + GITATTRIBUTES_FILE)
 
 
 class AttrFile(bytes):

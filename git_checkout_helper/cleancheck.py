@@ -22,6 +22,7 @@ import os
 import re
 from collections.abc import Callable
 
+from .attr import attributes_path
 from .attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs
 from .convert import convert_is_binary, gather_stats
 from .encoding import encode_to_git
@@ -72,8 +73,7 @@ class CheckinAttributes:
         self.eol = eol
         self.drivers = drivers
 
-        def name(d: bytes) -> bytes:
-            return d + b"/.gitattributes" if d else b".gitattributes"
+        name = attributes_path
 
         def read(d: bytes) -> bytes | None:
             try:

@@ -248,6 +248,17 @@ test_expect_success 'without the opt-in, a required filter failing: git'"'"'s di
 	test_path_is_missing reqc.ours/.git/index
 '
 
+test_expect_success 'the same with the coordinator'"'"'s unlinks in flight (checkout.coordinatorThreads): none sent ahead of the die' '
+	filtered reqd filter.r.smudge="TRASH_DIRECTORY=$TRASH_DIRECTORY $TRASH_DIRECTORY/half.sh %f" \
+		filter.r.required=true checkout.coordinatorThreads=4 &&
+	(cd reqd.git && expect_code 128 git -c checkout.workers=2 -c checkout.thresholdForParallelism=0 \
+		checkout -q main 2>../err.git) &&
+	(cd reqd.ours && expect_code 128 git parallel-checkout -q -j 2 --threshold 0 main 2>../err.ours) &&
+	test_cmp err.git err.ours &&
+	test_cmp_worktrees reqd.ours reqd.git &&
+	test_path_is_missing reqd.ours/.git/index
+'
+
 test_expect_success 'required process filter answering error: that file fails, the others are written' '
 	filtered reqp filter.r.process="$FILTER_PROCESS --fail=bad5" filter.r.required=true filter.r.parallel=true &&
 	(cd reqp.ours && expect_code 128 git parallel-checkout -q -j 2 --threshold 0 main 2>../err.ours) &&

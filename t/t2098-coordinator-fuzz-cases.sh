@@ -33,6 +33,8 @@ _without_racy() {
 	cat racypaths.git.lst racypaths.ours.lst | awk -F"\t" "NR == FNR { racy[\$0] = 1; next } !(\$2 in racy)" - "$1"
 }
 
+# ours_git_opts: options before ours' subcommand (e.g. -c name=value), empty by default
+ours_git_opts=
 fuzz_case() {
 	local name=$1 gitargs=$2 oursargs=$3 j
 	rm -rf $name.git && cp -a $name $name.git &&
@@ -45,7 +47,7 @@ fuzz_case() {
 	for j in 1 2 3
 	do
 		rm -rf $name.ours && cp -a $name $name.ours &&
-		{ (cd $name.ours && eval "git parallel-checkout -j $j --threshold 0 $oursargs") >/dev/null 2>err.ours
+		{ (cd $name.ours && eval "git $ours_git_opts parallel-checkout -j $j --threshold 0 $oursargs") >/dev/null 2>err.ours
 		  echo $? >rc.ours; } &&
 		{ grep -E "^(error|fatal):|no checkout\$" err.ours | head -1 >first.ours || :; } &&
 		test_cmp rc.git rc.ours &&
@@ -293,6 +295,15 @@ test_expect_success 'a tracked .gitattributes that is rewritten is read from the
 	fuzz_case attrdir "checkout -- ." "-- ." &&
 	fuzz_case attrdir "checkout -- c d/.gitattributes d/y.txt" "-- c d/.gitattributes d/y.txt" &&
 	fuzz_case attrdir "checkout-index -a" "--all"
+'
+
+test_expect_success 'the same with the coordinator'"'"'s unlinks in flight: a .gitattributes is still removed at its turn' '
+	ours_git_opts="-c checkout.coordinatorThreads=4" &&
+	fuzz_case attrdir "checkout-index -a -f -u" "--all -f -u" &&
+	printf "other\r\n" >expect && test_cmp expect attrdir.ours/c/deep/z.txt &&
+	fuzz_case attrdir "checkout -- ." "-- ." &&
+	fuzz_case attrdir "checkout-index -a" "--all" &&
+	ours_git_opts=
 '
 
 test_expect_success 'a file git cannot read back from its encoding while checking it is reported as git does' '

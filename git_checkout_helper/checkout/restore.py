@@ -8,6 +8,7 @@ import os
 import stat
 import sys
 
+from ..attr import attributes_path
 from ..checkoutindex import select_entries
 from ..index import S_IFGITLINK, Entry, IndexLock
 from ..index_state import index_bytes
@@ -92,7 +93,7 @@ def attr_dirs_rewritten(todo: list[Entry]) -> frozenset[bytes]:
             d = name[:i] if i >= 0 else b""
             if d not in seen:
                 seen.add(d)
-                attr = d + b"/.gitattributes" if d else b".gitattributes"
+                attr = attributes_path(d)
                 if attr in regular and attr <= name:
                     dirs.add(d)
             i = name.find(b"/", i + 1)

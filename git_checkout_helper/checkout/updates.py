@@ -30,6 +30,7 @@ from collections.abc import Callable, Container, Iterable
 from functools import partial
 from itertools import repeat
 
+from ..attr import attributes_path, is_attributes_file
 from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
 from ..autoworkers import AutoWorkers
 from ..cleancheck import CheckinAttributes
@@ -133,8 +134,7 @@ class Checkout(ParallelCheckout):
         """
         files = tree.files if tree is not None else {}
 
-        def name(d: bytes) -> bytes:
-            return d + b"/.gitattributes" if d else b".gitattributes"
+        name = attributes_path
 
         def lookup(d: bytes):
             p = name(d)
@@ -407,26 +407,39 @@ class Checkout(ParallelCheckout):
         leading directories are still made here in order, but each entry's
         unlink is sent a few entries ahead of its turn, and ``prepare()``
         acts on its answer; a path the plan found nothing at
-        (``Plan.absent``) is not asked again. (The pool is only for a
-        case-sensitive work tree: no two entries' paths name one file, so
-        sending one's unlink before another's write cannot matter, and
-        nothing but this checkout's own removals has touched the work tree
-        since the plan looked.)"""
+        (``Plan.absent``) is not asked again. Sending ahead must not change
+        what the checkout does or leaves:
+
+        * the pool is only for a case-sensitive work tree: no two entries'
+          paths name one file, so one's unlink cannot undo another's write;
+        * a ``.gitattributes`` is still removed at its turn: the entries
+          before it read their attributes from it (git unlinks it first
+          when it comes to it, and the entries after it then read the
+          index's);
+        * nothing is sent ahead when a filter driver is configured: a
+          required one failing ends the checkout at that entry (git's die),
+          with the files after it untouched.
+        """
         io = self.io()
-        if io is None:
+        if io is None or self.drivers:
             return zip(entries, repeat(None))
         top, absent = self.out_top, self.absent
 
         def ahead(e: Entry):
-            if self._make_leading_dirs(e.name) and e.name not in absent:
+            if self._make_leading_dirs(e.name) and e.name not in absent and not is_attributes_file(e.name):
                 return partial(_unlink_unlooked, top + e.name)
             return None
 
-        return ((e, partial(self._clear_when, e.name, left, e.mode == S_IFGITLINK))
+        return ((e, partial(self._clear_at_turn if is_attributes_file(e.name) else self._clear_when,
+                            e.name, left, e.mode == S_IFGITLINK))
                 for e, left in io.pipeline(entries, ahead))
 
     def _clear_when(self, path: bytes, left: Callable, keep_dir: bool) -> None:
         self._clear(path, left(), keep_dir)
+
+    def _clear_at_turn(self, path: bytes, left: Callable, keep_dir: bool) -> None:
+        left()  # (its leading directories' errors)
+        self._clear(path, _unlink_unlooked(self.out_top + path), keep_dir)
 
     def write_special(self, e: Entry, ca: ConvAttrs | None) -> os.stat_result | None:
         """What the coordinator writes itself: symlinks, gitlinks, filtered files."""
