@@ -41,6 +41,7 @@ __all__ = ["MAX_PARALLEL", "PRELOAD_COST", "THREAD_COST", "Preload", "workers_fo
 #: even with none, wall time for wall time; at 100,000 entries it took 7 to
 #: 9% off a switch.
 PRELOAD_COST = 2000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 #: preload-index.c: the most workers.
 MAX_PARALLEL = 20
 
@@ -92,16 +93,23 @@ class Preload:
                     if st is not None and is_fresh(entries[i], st, racy_timestamp_ns, core):
                         out[i - start] = 1
                 return out
-            for i in range(start, end):
-                e = entries[i]
-                if not refreshable(e):
-                    continue
-                try:
-                    st = os.lstat(top + e.name)
-                except OSError:
-                    continue
-                if is_fresh(e, st, racy_timestamp_ns, core):
-                    out[i - start] = 1
+            # Names relative to the top's descriptor: the kernel walks one
+            # path from the top, not the top's own components again for
+            # each entry (0.5 us of an lstat's 3 at 100,000 files).
+            fd = os.open(top, _DIR_FLAGS)
+            try:
+                for i in range(start, end):
+                    e = entries[i]
+                    if not refreshable(e):
+                        continue
+                    try:
+                        st = os.lstat(e.name, dir_fd=fd)
+                    except OSError:
+                        continue
+                    if is_fresh(e, st, racy_timestamp_ns, core):
+                        out[i - start] = 1
+            finally:
+                os.close(fd)
             return out
 
         shares = list(pairwise(bounds))

@@ -103,8 +103,8 @@ def test_here_takes_the_last_share_at_once(tree, workers):
 def test_a_failing_worker_leaves_its_share_to_refresh(tree):
     top, entries, racy_ns = tree
 
-    class Broken:  # a name the worker cannot join to the top: it fails
-        mode, flags, name, uptodate = 0o100644, 0, "not bytes", False
+    class Broken:  # a name the worker cannot look up (not a path at all): it fails
+        mode, flags, name, uptodate = 0o100644, 0, None, False
 
     entries[30] = Broken()
     p = Preload(entries, top, racy_ns, DEFAULT_CORE, 2)  # shares 0-19, 20-39
