@@ -410,16 +410,23 @@ def distribution_setting(config) -> str:
     return value
 
 
+def _count_setting(config, name: str, least: int) -> int | None:
+    """A setting of ours that counts something, at least ``least``; None when unset."""
+    section, _, key = name.lower().partition(".")
+    raw = _get(config, section.encode(), key.encode())
+    if raw is None:
+        return None
+    n = git_config_int(name, raw)
+    if n < least:
+        bound = "0 or more" if least == 0 else f"at least {least}"
+        raise ConfigError(f"bad {name} value '{raw.decode('utf-8', 'replace')}' ({bound})")
+    return n
+
+
 def helper_threads_setting(config) -> int | None:
     """``checkout.helperThreads`` (ours): I/O threads in each of our helpers
     (``git checkout--helper --threads K``); None when unset."""
-    raw = _get(config, b"checkout", b"helperthreads")
-    if raw is None:
-        return None
-    n = git_config_int("checkout.helperThreads", raw)
-    if n < 1:
-        raise ConfigError(f"bad checkout.helperThreads value '{raw.decode('utf-8', 'replace')}' (at least 1)")
-    return n
+    return _count_setting(config, "checkout.helperThreads", 1)
 
 
 def coordinator_threads_setting(config) -> int | None:
@@ -427,23 +434,12 @@ def coordinator_threads_setting(config) -> int | None:
     own lstat and unlink requests are in flight at once (:mod:`iopool`);
     0 or 1: one at a time, as git; None when unset (chosen from the
     filesystem)."""
-    raw = _get(config, b"checkout", b"coordinatorthreads")
-    if raw is None:
-        return None
-    n = git_config_int("checkout.coordinatorThreads", raw)
-    if n < 0:
-        raise ConfigError(f"bad checkout.coordinatorThreads value '{raw.decode('utf-8', 'replace')}' (0 or more)")
-    return n
+    return _count_setting(config, "checkout.coordinatorThreads", 0)
 
 
 def submodule_jobs_setting(config, cpus: int) -> int:
     """``checkout.submoduleJobs`` (ours): how many submodules a recursive
     checkout moves at once, beside the superproject's own helpers; 0 means
     one per processor. Unset: 1, one after another as git moves them."""
-    raw = _get(config, b"checkout", b"submodulejobs")
-    if raw is None:
-        return 1
-    n = git_config_int("checkout.submoduleJobs", raw)
-    if n < 0:
-        raise ConfigError(f"bad checkout.submoduleJobs value '{raw.decode('utf-8', 'replace')}' (0 or more)")
-    return n or cpus
+    n = _count_setting(config, "checkout.submoduleJobs", 0)
+    return 1 if n is None else n or cpus

@@ -105,6 +105,26 @@ def files_repo(src: Path, n: int, dirs: int, branches: dict[str, range], env: di
     git(src, "checkout", "-q", "main", env=env)
 
 
+def clone_twins(source: Path, env: dict[str, str], where: Path, branch: str,
+                prepare: Callable[[Path], None] | None = None) -> tuple[Path, Path]:
+    """Two clones of ``source`` in ``where`` (ours, git's), each with a local
+    ``branch`` from origin's and its index written two seconds after its
+    files (none racily clean, as after a checkout a while ago), then
+    ``prepare(path)`` run in it."""
+    twins = []
+    for name in ("ours", "git"):
+        path = where / name
+        git(None, "clone", "-q", str(source), str(path), env=env)
+        git(path, "branch", "-q", branch, f"origin/{branch}", env=env)
+        index = path / ".git" / "index"
+        later = os.stat(index).st_mtime + 2
+        os.utime(index, (later, later))
+        if prepare is not None:
+            prepare(path)
+        twins.append(path)
+    return twins[0], twins[1]
+
+
 def run_git(cwd, *args: str, env: dict[str, str] | None = None, input: bytes | str | None = None,
             check: bool = True, text: bool = False) -> subprocess.CompletedProcess:
     """Run git in ``cwd``, its stdout and stderr captured; the finished process.

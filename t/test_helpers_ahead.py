@@ -9,7 +9,7 @@ import io
 import os
 
 import pytest
-from conftest import files_repo, git, isolate_api_env, run_git, twin_env
+from conftest import clone_twins, files_repo, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper.checkout import parallel
 from git_checkout_helper.checkout.options import CheckoutOptions
@@ -36,18 +36,7 @@ def _switch(src, tmp_path, monkeypatch, to: str, opts: CheckoutOptions, git_args
     ``git_args``. Returns (ours, git's, what ours raised or its report,
     git's run, the pids of the helpers started ahead)."""
     source, env = src
-    twins = []
-    for name in ("ours", "git"):
-        path = tmp_path / name
-        git(None, "clone", "-q", str(source), str(path), env=env)
-        git(path, "branch", "-q", to, f"origin/{to}", env=env)
-        index = path / ".git" / "index"
-        later = os.stat(index).st_mtime + 2
-        os.utime(index, (later, later))
-        if prepare is not None:
-            prepare(path)
-        twins.append(path)
-    ours, theirs = twins
+    ours, theirs = clone_twins(source, env, tmp_path, to, prepare)
     pids = []
     ahead = parallel.ParallelCheckout.start_helpers_ahead
 

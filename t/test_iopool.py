@@ -17,7 +17,7 @@ import stat
 import threading
 
 import pytest
-from conftest import git, isolate_api_env, run_git, twin_env
+from conftest import clone_twins, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper import fsinfo, iopool
 from git_checkout_helper.autoworkers import auto_workers, requests_in_flight
@@ -241,18 +241,7 @@ def _switch(src, tmp_path, monkeypatch, workers: int, prepare=None):
     filesystem, git with as many workers. Returns (ours, git's, our report
     or what ours raised, git's run, the requests our pool was sent)."""
     source, env = src
-    twins = []
-    for name in ("ours", "git"):
-        path = tmp_path / name
-        git(None, "clone", "-q", str(source), str(path), env=env)
-        git(path, "branch", "-q", "other", "origin/other", env=env)
-        index = path / ".git" / "index"
-        later = os.stat(index).st_mtime + 2
-        os.utime(index, (later, later))
-        if prepare is not None:
-            prepare(path)
-        twins.append(path)
-    ours, theirs = twins
+    ours, theirs = clone_twins(source, env, tmp_path, "other", prepare)
     git(ours, "config", "checkout.coordinatorThreads", "8", env=env)
     sent = []
     real_map, real_pipeline = IoPool.map, IoPool.pipeline
