@@ -9,8 +9,9 @@ changes (a file touched but unchanged, a file modified) is compared with git's
 (the same index, status, stat-clean diff-files, messages), with the preload
 running and with ``core.preloadIndex=false``, in a split index of version 4,
 in a linked worktree, and in a sparse checkout with ``core.checkStat=minimal``;
-and the same with the target tree read by a child (treeahead.py), and with
-each worker's lstats in flight together (iopool.py).
+and the same with the target tree read by a child (treeahead.py); plain, split
+v4, linked and sparse again with the coordinator's lstats and unlinks in flight
+together (iopool.py, ``checkout.coordinatorThreads``).
 """
 
 from __future__ import annotations
@@ -152,17 +153,21 @@ def big(tmp_path_factory):
 
 
 def _twin(src, env, path, preload: bool, setup: str = "plain"):
+    """A clone set up as ``setup`` says: "plain", "sparse", "split-v4" or
+    "linked", with "+io" the coordinator's lstats in flight together
+    (iopool.py, as on a latency-bound filesystem)."""
     git(None, "clone", "-q", str(src), str(path), env=env)
     if not preload:
         git(path, "config", "core.preloadIndex", "false", env=env)
+    setup, _, io = setup.partition("+")
+    if io:
+        git(path, "config", "checkout.coordinatorThreads", "8", env=env)
     if setup == "sparse":  # skip-worktree entries (their files absent) and stat data compared minimally
         git(path, "sparse-checkout", "set", "d00", "d01", "d02", env=env)
         git(path, "config", "core.checkStat", "minimal", env=env)
     elif setup == "split-v4":  # entries from a shared index, names prefix-compressed
         git(path, "config", "core.splitIndex", "true", env=env)
         git(path, "update-index", "--index-version", "4", "--split-index", env=env)
-    elif setup == "io":  # the lstats in flight together (iopool.py), as on a latency-bound filesystem
-        git(path, "config", "checkout.coordinatorThreads", "8", env=env)
     elif setup == "linked":  # the switch runs in a linked worktree (its own index, .git a file)
         git(path, "worktree", "add", "-q", "-b", "wt", str(path) + ".wt", "main", env=env)
         path = path.parent / (path.name + ".wt")
@@ -199,15 +204,15 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     assert (out.getvalue(), err.getvalue()) == (theirs_run.stdout, theirs_run.stderr)
     assert len(used) == ahead and all(r is not None for r in used)
     assert heres == ([(report.preload_workers, ahead, report.coordinator_threads)] if preload else [])
-    assert report.coordinator_threads == (8 if setup == "io" else 0)
+    assert report.coordinator_threads == (8 if setup.endswith("+io") else 0)
     return ours, theirs, report
 
 
 @pytest.mark.parametrize("preload, setup, ahead", [(True, "plain", False), (False, "plain", False),
-                                                   (True, "io", False), (True, "io", True),
                                                    (True, "split-v4", False), (True, "linked", False),
                                                    (True, "plain", True), (True, "split-v4", True),
-                                                   (True, "linked", True)])
+                                                   (True, "linked", True), (True, "plain+io", False),
+                                                   (True, "split-v4+io", True), (True, "linked+io", False)])
 def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, helpers_at_merge, preload, setup, ahead):
     env = big[1]
     ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, preload, setup, ahead)
@@ -223,17 +228,18 @@ def test_switch_with_preload_as_git(big, tmp_path, monkeypatch, helpers_at_merge
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
     index, gits = ((p / git(p, "rev-parse", "--git-path", "index", env=env).decode().strip()).read_bytes()
                    for p in (ours, theirs))
-    assert index[4:8] == gits[4:8] == (b"\0\0\0\4" if setup == "split-v4" else b"\0\0\0\2")
-    assert (b"link" in index) == (b"link" in gits) == (setup == "split-v4")  # still split, as git's
+    split = setup.startswith("split-v4")
+    assert index[4:8] == gits[4:8] == (b"\0\0\0\4" if split else b"\0\0\0\2")
+    assert (b"link" in index) == (b"link" in gits) == split  # still split, as git's
     assert git(ours, "status", "--porcelain", env=env) == b" M d02/f2\n"
     # Stat-clean but for the local change: the touched file was refreshed into the index.
     assert git(ours, "diff-files", "--name-only", env=env) == b"d02/f2\n"
 
 
-@pytest.mark.parametrize("ahead", [False, True])
-def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch, helpers_at_merge, ahead):
+@pytest.mark.parametrize("setup, ahead", [("sparse", False), ("sparse", True), ("sparse+io", False)])
+def test_switch_with_preload_in_a_sparse_checkout_as_git(big, tmp_path, monkeypatch, helpers_at_merge, setup, ahead):
     env = big[1]
-    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, "sparse", ahead)
+    ours, theirs, report = _switch_both(big, tmp_path, monkeypatch, True, setup, ahead)
     assert helpers_at_merge == [2] and report.workers == 2  # forked before the merge, and used
     in_cone = 3 * N_FILES // 40
     assert report.preload_workers == 2 and report.preloaded == in_cone - 2  # no skip-worktree file is there
