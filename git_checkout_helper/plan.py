@@ -225,13 +225,16 @@ class _Worktree:
             return self._cache[path]
         except KeyError:
             pass
-        try:
-            st = os.lstat(self.top + path)
-        except FileNotFoundError:
-            st = None
-        except NotADirectoryError:
-            st = None
+        st = _look(self.top + path)
+        if st is _UNKNOWN:
+            return os.lstat(self.top + path)  # (its error raised here, at its turn)
+        return self._keep(path, st)
+
+    def _keep(self, path: bytes, st) -> os.stat_result | None:
+        """Cache what :func:`_look` found (ENOTDIR: absent, and noted)."""
+        if st is _NOT_A_DIR:
             self.notdir.add(path)
+            st = None
         self._cache[path] = st
         return st
 
@@ -267,11 +270,8 @@ class _Worktree:
     def _fill(self, paths: list[bytes], io: IoPool) -> None:
         top = self.top
         for path, st in zip(paths, io.map(_look, [top + p for p in paths]), strict=True):
-            if st is _NOT_A_DIR:
-                self.notdir.add(path)
-                st = None
             if st is not _UNKNOWN:
-                self._cache[path] = st
+                self._keep(path, st)
 
     def leading_file(self, path: bytes) -> bytes | None:
         """The first leading component of ``path`` that exists and is not a directory."""
