@@ -29,7 +29,6 @@ arena's end.
 from __future__ import annotations
 
 import mmap
-import os
 import select
 import struct
 from collections.abc import Iterable, Mapping
@@ -48,9 +47,6 @@ ARENA_BYTES = 64 << 20
 MIN_ENTRIES = 20_000
 #: A blob larger than this is left to the helper (it may stream it).
 MAX_BLOB = 1 << 20
-#: The child's niceness: it reads on a CPU nothing else of the checkout
-#: wants (the coordinator merging, other work of the machine come first).
-NICENESS = 19
 #: Seconds the coordinator waits for the child to finish the blob it is
 #: reading when told to stop (a blob takes it tens of microseconds).
 STOP_WAIT = 0.05
@@ -135,7 +131,6 @@ class BlobsAhead:
         self.arena = arena
 
         def compute() -> bytes:
-            os.nice(NICENESS)
             arena.fill(open_odb().read_blob, oids)
             return b""
 
