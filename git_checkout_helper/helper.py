@@ -254,31 +254,24 @@ def serve(
     stat_layout: StatLayout,
     default_algo: int,
     threads: int = 1,
-    blobs_ahead=None,
 ) -> int:
     """Serve batches until end of input; returns the number of items handled.
-    ``threads`` > 1: that many I/O threads write each batch (:class:`ThreadedWriter`).
-    ``blobs_ahead``: a :class:`blobahead.Arena` (a forked helper of ours),
-    taken when the first batch has come: the coordinator sends none before
-    the arena's writer is done."""
+    ``threads`` > 1: that many I/O threads write each batch (:class:`ThreadedWriter`)."""
     writer = ThreadedWriter(state, min(threads, MAX_THREADS)) if threads > 1 else None
     try:
-        return _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer, blobs_ahead)
+        return _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer)
     finally:
         if writer is not None:
             writer.stop()
 
 
-def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer, blobs_ahead) -> int:
+def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer) -> int:
     reader = PktReader(in_fd)
     handled = 0
     while True:
         items = read_batch(reader, layout, default_algo)
         if items is None:
             return handled
-        if blobs_ahead is not None:
-            state.odb.use_blobs_ahead(blobs_ahead)
-            blobs_ahead = None
         # The coordinator may have changed the tree since the last batch (it
         # resolves collisions in between): prove leading dirs real again.
         state.forget_dirs()
@@ -439,8 +432,7 @@ def _catch_signals(held: _Held) -> None:
         signal.signal(sig, terminated)
 
 
-def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env, held: _Held,
-         blobs_ahead=None) -> None:
+def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env, held: _Held) -> None:
     """Set up as git's worker does (the repository, its object database and
     config), then serve stdin until end of input."""
     from .config import eol_config, read_config
@@ -475,14 +467,14 @@ def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env,
                                                    treeish=filters.get("treeish"))
     _catch_signals(held)
     serve(0, 1, state, GIT_FILTERS_LAYOUT if filters is not None else REQUEST_LAYOUTS[wire], stat_layout,
-          odb.hash_algo, threads, blobs_ahead)
+          odb.hash_algo, threads)
 
 
-def main(argv: list[str], env: MutableMapping[str, str], blobs_ahead=None) -> int:
+def main(argv: list[str], env: MutableMapping[str, str]) -> int:
     """``git checkout--helper``: serve checkout items from stdin. ``env``:
     this process's environment, handed in by its entry point (the CLI layer,
     or the coordinator's forked child); changed in place as git's worker
-    changes its own. ``blobs_ahead``: see :func:`serve` (a forked child only)."""
+    changes its own."""
     _sanitize_stdfds()
     threads = _threads_arg(argv)
     if isinstance(threads, int):
@@ -505,7 +497,7 @@ def main(argv: list[str], env: MutableMapping[str, str], blobs_ahead=None) -> in
     held = _Held()
     died_of = 0
     try:
-        _run(prefix, wire, filters, threads, env, held, blobs_ahead)
+        _run(prefix, wire, filters, threads, env, held)
     except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
         if getattr(e, "error", None):  # git's error() line before its death (a bad `-c`)
             sys.stderr.write(f"error: {e.error}\n")

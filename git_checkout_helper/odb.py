@@ -110,18 +110,6 @@ class ObjectDatabase:
         self._store = None
         self._dulwich_lock = RLock()
         self._packs: list | None = None
-        self._ahead: dict[bytes, tuple[int, int]] = {}
-        self._arena = None
-
-    def reopened(self) -> ObjectDatabase:
-        """The same objects opened anew (a forked child's: none of this one's files)."""
-        return ObjectDatabase(self._objects_dir, self._format_name, self._alternates)
-
-    def use_blobs_ahead(self, arena) -> None:
-        """Take the blobs :mod:`blobahead` read into ``arena`` (a
-        :class:`blobahead.Arena` its writer is done with) before the packs."""
-        self._ahead = arena.index(self.git_hash_algo.oid_length)
-        self._arena = arena.map
 
     @property
     def git_hash_algo(self) -> HashAlgo:
@@ -278,9 +266,6 @@ class ObjectDatabase:
 
     def read_blob(self, oid: bytes) -> bytes:
         """The content of blob ``oid`` (raw bytes); :class:`MissingObject` if absent."""
-        at = self._ahead.get(oid)
-        if at is not None:
-            return self._arena[at[0]:at[1]]
         try:
             type_num, data = self._pack_get_raw(oid)
         except (KeyError, ValueError, AssertionError, OSError, *_inflate.ERRORS) as e:
@@ -297,9 +282,6 @@ class ObjectDatabase:
         (packs of alternates, packs it could not map) are read whole.
         :class:`MissingObject` if absent or not a blob.
         """
-        at = self._ahead.get(oid)
-        if at is not None:
-            return self._arena[at[0]:at[1]]
         packs = self._packs_list()
         try:
             for pack in packs:

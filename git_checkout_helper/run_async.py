@@ -17,7 +17,7 @@ from collections.abc import Callable
 from .workers import STOP_SIGNALS, close_other_fds, fork_child
 from .wrapper import write_in_full
 
-__all__ = ["finish_async", "read_async", "start_async", "stop_async"]
+__all__ = ["finish_async", "start_async", "stop_async"]
 
 
 def start_async(compute: Callable[[], bytes]) -> tuple[int, int]:
@@ -65,22 +65,10 @@ def finish_async(pid: int, fd: int) -> bytearray | None:
     return data if status == 0 else None
 
 
-def read_async(fd: int) -> bytearray | None:
-    """What the child of :func:`start_async` sent (``fd`` closed), without
-    waiting for its exit; None when it stopped short. The caller reaps it
-    (:func:`stop_async`, which then only waits)."""
-    try:
-        return _read_sized(fd)
-    finally:
-        os.close(fd)
-
-
 def stop_async(pid: int, fd: int) -> None:
     """Kill and reap the child of :func:`start_async` (one that an
-    interrupted :func:`finish_async` reaped already is left alone); ``fd``:
-    the pipe's read end, or -1 when :func:`read_async` closed it."""
-    if fd >= 0:
-        os.close(fd)
+    interrupted :func:`finish_async` reaped already is left alone)."""
+    os.close(fd)
     try:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)

@@ -410,14 +410,12 @@ class HelperPool:
         on_result: Callable[[int, int, int], None],
         error: Callable[[str], None] = lambda m: None,
         dynamic: bool = False,
-        before_first: Callable[[], None] | None = None,
     ) -> PoolRun:
         """:meth:`run`, begun: with ``expected``, ``items`` is a list the
         caller is still appending to (about ``expected`` of them, dynamic
         mode only), handed out as it grows (:meth:`PoolRun.pump`), and
-        :meth:`PoolRun.finish` is called once it is complete.
-        ``before_first()`` is called before the first item is sent."""
-        return PoolRun(self, items, expected, layout, stat_layout, on_result, error, dynamic, before_first)
+        :meth:`PoolRun.finish` is called once it is complete."""
+        return PoolRun(self, items, expected, layout, stat_layout, on_result, error, dynamic)
 
     @staticmethod
     def _close_input(h: _Helper) -> None:
@@ -475,8 +473,7 @@ class PoolRun:
     as before; only when chunks are cut changes, never their order or
     contents (:class:`Chunker` waits for the items a chunk needs)."""
 
-    def __init__(self, pool: HelperPool, items, expected, layout, stat_layout, on_result, error, dynamic,
-                 before_first=None):
+    def __init__(self, pool: HelperPool, items, expected, layout, stat_layout, on_result, error, dynamic):
         if expected is not None and not dynamic:
             raise ValueError("items can only stream to helpers in dynamic mode")
         self.pool = pool
@@ -490,7 +487,6 @@ class PoolRun:
         self.sel = selectors.DefaultSelector()
         self.feed = Chunker(_Names(items), len(self.used), expected) if dynamic and (nr or expected) else None
         self._layout = layout
-        self._before_first = before_first
         self._open = True
         pool.batches = 0
         try:
@@ -510,9 +506,6 @@ class PoolRun:
             raise
 
     def _send(self, h: _Helper, start: int, end: int) -> None:
-        if self._before_first is not None:
-            before, self._before_first = self._before_first, None
-            before()
         self.results.ensure(end)
         h.batches.append((start, end))
         if len(h.batches) == 1:

@@ -207,7 +207,7 @@ def test_pool_many_batches_every_item_once(source, tmp_path):
             assert f.read() == git(src, "cat-file", "blob", it.oid.hex(), env=env)
 
 
-def _stream(source, tmp_path, expected: int | None, before_first=None):
+def _stream(source, tmp_path, expected: int | None):
     """Two of our helpers streamed the items of ``other`` (none yet arrived;
     ``expected`` None: announce them all): (items, arrived, answered ids, run)."""
     env, src = source
@@ -219,29 +219,8 @@ def _stream(source, tmp_path, expected: int | None, before_first=None):
     arrived: list[PcItem] = []
     run = HelperPool(argv, 2, cwd=wt, env=penv).start(
         arrived, len(items) if expected is None else expected, layout=REQUEST_LAYOUTS["git"],
-        stat_layout=native_stat_layout(), on_result=lambda first, n, _status: answered.extend(range(first, first + n)),
-        dynamic=True, before_first=before_first)
+        stat_layout=native_stat_layout(), on_result=lambda first, n, _status: answered.extend(range(first, first + n)), dynamic=True)
     return items, arrived, answered, run
-
-
-def test_pool_calls_before_first_once_before_any_item_is_sent(source, tmp_path):
-    """What must happen before the helpers get anything (the blobs read
-    ahead made final) happens once, when the first chunk is cut, before
-    any of it is sent: not when the run starts, with nothing to send yet."""
-    seen = []
-    holder = []
-
-    def before_first():
-        seen.append([(len(h.batches), bytes(h.pending)) for h in holder[0].used])
-
-    items, arrived, answered, run = _stream(source, tmp_path, None, before_first)
-    holder.append(run)
-    assert seen == []
-    arrived.extend(items)
-    results = run.finish()
-    assert seen == [[(0, b""), (0, b"")]]
-    assert sorted(answered) == list(range(len(items)))
-    assert all(status == WRITTEN for status in results.status)
 
 
 def test_pool_streamed_items_every_item_once(source, tmp_path):

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import threading
 
 import pytest
-from conftest import clone_twins, far_switch_source, git, isolate_api_env, run_git, tree_snapshot, twin_env
+from conftest import clone_twins, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper import fsinfo, iopool
 from git_checkout_helper.autoworkers import auto_workers, requests_in_flight
@@ -152,13 +153,86 @@ def test_mount_kind_finds_the_mount_by_device(tmp_path):
 # -- switches with the pool forced on, against git's ----------------------------------------
 
 
+def _commit_all(path, env, msg):
+    git(path, "add", "-A", env=env)
+    git(path, "commit", "-q", "-m", msg, env=env)
+
+
 @pytest.fixture(scope="module")
 def src(tmp_path_factory):
-    """:func:`conftest.far_switch_source`."""
+    """main: 12 directories of 25 files, a symlink ``lnk`` to d00, a file
+    ``todir``, a directory ``tofile``, a directory ``gone``; other: a third
+    of the files changed, 20 deleted, 24 added in old and new directories,
+    ``lnk`` a directory, ``todir`` a directory, ``tofile`` a file, ``gone``
+    gone, an executable bit flipped, a symlink retargeted, and two paths
+    that match the ignore rules (``out.o``, ``gen.o/f``)."""
     src = tmp_path_factory.mktemp("iopool") / "src"
     env = twin_env(src.parent)
-    far_switch_source(src, env)
+    git(None, "init", "-q", "-b", "main", str(src), env=env)
+    for d in range(12):
+        (src / f"d{d:02}").mkdir()
+        for f in range(25):
+            (src / f"d{d:02}" / f"f{f}").write_text(f"{d} {f}\n")
+    os.symlink("d00", src / "lnk")
+    os.symlink("d01/f1", src / "link")
+    (src / "todir").write_text("a file\n")
+    (src / "tofile").mkdir()
+    (src / "tofile" / "x").write_text("x\n")
+    (src / "gone").mkdir()
+    for f in ("a", "b"):
+        (src / "gone" / f).write_text(f + "\n")
+    (src / ".gitignore").write_text("*.o\n")
+    _commit_all(src, env, "main")
+    git(src, "checkout", "-q", "-b", "other", env=env)
+    for d in range(12):
+        for f in range(0, 25, 3):
+            (src / f"d{d:02}" / f"f{f}").write_text(f"changed {d} {f}\n")
+        (src / f"d{d:02}" / "new").write_text(f"new {d}\n")
+    for d in range(0, 12, 3):
+        for f in (1, 2, 4, 5, 7):
+            os.unlink(src / f"d{d:02}" / f"f{f}")
+    for f in range(12):
+        (src / "added").mkdir(exist_ok=True)
+        (src / "added" / f"n{f}").write_text(f"{f}\n")
+    os.unlink(src / "lnk")
+    (src / "lnk").mkdir()
+    (src / "lnk" / "f0").write_text("not d00's\n")
+    os.unlink(src / "todir")
+    (src / "todir").mkdir()
+    (src / "todir" / "f").write_text("below\n")
+    for p in ("tofile/x", "gone/a", "gone/b"):
+        os.unlink(src / p)
+    os.rmdir(src / "tofile")
+    (src / "tofile").write_text("now a file\n")
+    os.chmod(src / "d02" / "f3", 0o755)
+    os.unlink(src / "link")
+    os.symlink("d03/f3", src / "link")
+    (src / "out.o").write_text("a tracked file an ignored directory may stand on\n")
+    (src / "gen.o").mkdir()
+    (src / "gen.o" / "f").write_text("below a path an ignored file may stand on\n")
+    git(src, "add", "-f", "out.o", "gen.o/f", env=env)
+    _commit_all(src, env, "other")
+    git(src, "checkout", "-q", "main", env=env)
     return src, env
+
+
+def _tree(top) -> dict:
+    """Every path below ``top`` but .git: its kind, mode and bytes or target."""
+    out = {}
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in dirs + files:
+            p = os.path.join(root, name)
+            st = os.lstat(p)
+            rel = os.path.relpath(p, top)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ("dir",)
+            else:
+                with open(p, "rb") as f:
+                    out[rel] = ("file", st.st_mode & 0o111 != 0, f.read())
+    return out
 
 
 def _switch(src, tmp_path, monkeypatch, workers: int, prepare=None):
@@ -195,7 +269,7 @@ def _switch(src, tmp_path, monkeypatch, workers: int, prepare=None):
     assert not (ours / ".git" / "index.lock").exists()
     for args in (["ls-files", "-s"], ["status", "--porcelain", "--ignored"], ["rev-parse", "HEAD"], ["diff-files"]):
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
-    assert tree_snapshot(ours) == tree_snapshot(theirs)
+    assert _tree(ours) == _tree(theirs)
     return ours, theirs, got, theirs_run, sent
 
 
@@ -234,9 +308,9 @@ def test_refused_switch_with_the_pool_touches_nothing(src, tmp_path, monkeypatch
 
     def prepare_and_remember(path):
         prepare(path)
-        before[path.name] = tree_snapshot(path)
+        before[path.name] = _tree(path)
 
     ours, _theirs, got, run, sent = _switch(src, tmp_path, monkeypatch, 2, prepare_and_remember)
     assert run.returncode == 1 and isinstance(got, PlanError)
-    assert tree_snapshot(ours) == before["ours"]
+    assert _tree(ours) == before["ours"]
     assert sent  # the plan's lstats went through the pool before it refused

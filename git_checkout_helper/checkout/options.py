@@ -63,8 +63,6 @@ class CheckoutReport(Record):
     #: they found up to date.
     preload_workers: int = 0
     preloaded: int = 0
-    #: Blobs read ahead for the helpers while a switch merged (:mod:`blobahead`).
-    blobs_ahead: int = 0
     #: The coordinator's own lstats and unlinks in flight at once
     #: (:mod:`iopool`; 0: one at a time, as git).
     coordinator_threads: int = 0

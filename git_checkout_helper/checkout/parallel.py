@@ -14,9 +14,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import sys
-from functools import partial
 
-from .. import blobahead
 from ..attributes import ConvAttrs
 from ..autoworkers import auto_workers
 from ..config import AUTO_WORKERS, is_auto, parallel_checkout_configs, threshold_setting
@@ -90,8 +88,7 @@ class ParallelCheckout:
         self.report.streamed = True
         layout = GIT_FILTERS_LAYOUT if self.helper_filters else REQUEST_LAYOUTS["git"]
         self._stream = pool.start(queue.items, expected, layout=layout, stat_layout=native_stat_layout(),
-                                  on_result=self._on_result, error=self.error, dynamic=True,
-                                  before_first=self._stop_blobs_ahead)
+                                  on_result=self._on_result, error=self.error, dynamic=True)
         return self._stream
 
     def _on_result(self, _first: int, n: int, status: int) -> None:
@@ -202,8 +199,6 @@ class ParallelCheckout:
                 from ..helper import main as fork_entry  # the helper program's own entry point
 
                 argv = argv[4:]  # only its arguments: [--prefix=...]
-                if self._arena is not None:
-                    fork_entry = partial(fork_entry, blobs_ahead=self._arena)
             self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
                                    trace_argv=shown, fork_entry=fork_entry)
 
@@ -223,38 +218,9 @@ class ParallelCheckout:
         if isinstance(w, str) or w is None and parallel_checkout_configs(
                 self.repo.config, self.opts.test_workers, self.opts.online_cpus)[0] == AUTO_WORKERS:
             return
-        if most_items >= blobahead.MIN_ENTRIES and self.opts.online_cpus > 1:
-            self._arena = blobahead.Arena()
         self.start_helpers(most_items)
-        if self.pool is None:
-            self._close_arena()
-
-    def start_blobs_ahead(self, index, files) -> None:
-        """With helpers started ahead over an arena, the blobs they will most
-        likely write (:func:`blobahead.likely_written` of ``index`` and the
-        target's ``files``) read into it while this process merges
-        (:mod:`blobahead`); stopped before they get their first items."""
-        if self._arena is not None and self.pool is not None and self._blobs_ahead is None:
-            self._blobs_ahead = blobahead.BlobsAhead(self._arena, self.repo.odb.reopened,
-                                                     blobahead.likely_written(index, files))
-
-    def _stop_blobs_ahead(self) -> None:
-        """The arena final before any helper is sent anything (or is stopped)."""
-        if self._blobs_ahead is not None:
-            self.report.blobs_ahead = self._blobs_ahead.stop()
-
-    def _close_arena(self) -> None:
-        """The child reaped and this process's mapping let go (the helpers keep theirs)."""
-        self._stop_blobs_ahead()
-        if self._blobs_ahead is not None:
-            ahead, self._blobs_ahead = self._blobs_ahead, None
-            ahead.close()
-        if self._arena is not None:
-            arena, self._arena = self._arena, None
-            arena.close()
 
     def close_helpers(self) -> None:
-        self._close_arena()
         if self._stream is not None:
             stream, self._stream = self._stream, None
             stream.abort()
@@ -266,7 +232,6 @@ class ParallelCheckout:
         """Write the queued items: here, or by the helpers (``stream``: a
         :class:`workers.PoolRun` they already have the first items of)."""
         nr = len(q.items)
-        self._close_arena()  # (the helpers have theirs)
         if stream is not None:
             self._stream = None
             if self.meanwhile is not None:

@@ -155,10 +155,8 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                  preload: Preload | None = None, head: TreeFiles | None = None) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
-    a twoway merge from HEAD (``head``: its files, when already known).
-    The helpers started ahead may meanwhile get their blobs read (:mod:`blobahead`)."""
+    a twoway merge from HEAD (``head``: its files, when already known)."""
     repo, top = co.repo, co.top
-    co.start_blobs_ahead(old.entries, target.files)
     if reset:
         return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
                           core=co.core, to_git=co.to_git)

@@ -88,7 +88,6 @@ class Checkout(ParallelCheckout):
         self.progress: Progress | None = None
         self.pool = None  # helpers started ahead of the queue
         self._stream = None  # the helpers' run while items still stream to them (write_entries)
-        self._arena = self._blobs_ahead = None  # see start_blobs_ahead
         # Directories this checkout created: nothing can stand in the way of
         # an entry in them until the queue runs (a collision is found then).
         self._fresh_dirs: set[bytes] = set()
