@@ -12,9 +12,10 @@ work, so the coordinator forks the workers instead (one per
 ``PRELOAD_COST`` entries, at most one per online CPU and at most
 ``MAX_PARALLEL``; none on one CPU) as soon as it has read the index: they
 ``lstat`` while it reads the target tree, checks its paths and reads
-attributes, and each sends back one byte per entry of its share. The only verdict they give is the one git's
-preload gives (up to date: stat data matching, not racy,
-:func:`refresh.is_fresh`); every other entry, and every entry of a worker
+attributes, and each sends back one byte per entry of its share. The only
+verdict they give is the one git's preload gives (up to date: stat data
+matching, not racy, :func:`refresh.is_fresh`, asked through
+:func:`refresh.fresh_test`); every other entry, and every entry of a worker
 that fails, is left to :func:`refresh.refresh_entries`, which decides it as
 it did without a preload. A worker only reads: it never writes to the work
 tree, the index or any descriptor but its own pipe, and ends with
@@ -31,7 +32,7 @@ from itertools import compress, pairwise
 from .coresettings import CoreSettings
 from .index import Entry
 from .iopool import IoPool
-from .refresh import is_fresh, refreshable
+from .refresh import fresh_test, refreshable
 from .run_async import finish_async, start_async, stop_async
 
 __all__ = ["MAX_PARALLEL", "PRELOAD_COST", "THREAD_COST", "Preload", "workers_for"]
@@ -85,6 +86,7 @@ class Preload:
         bounds = [nr * k // workers for k in range(workers + 1)]
 
         pool = IoPool(max(2, io.threads // workers)) if io is not None else None
+        fresh = fresh_test(racy_timestamp_ns, core)
 
         def share(start: int, end: int) -> bytes:
             out = bytearray(end - start)
@@ -110,7 +112,7 @@ class Preload:
                             st = os.lstat(e.name, dir_fd=fd)
                         except OSError:
                             continue
-                    if is_fresh(e, st, racy_timestamp_ns, core):
+                    if fresh(e, st):
                         out[i - start] = 1
             finally:
                 os.close(fd)

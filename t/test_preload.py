@@ -1,7 +1,9 @@
 """The preload before a switch's refresh (``preload_index``, git_checkout_helper.preload).
 
-The workers' verdicts are checked against :func:`refresh.is_fresh` entry by
-entry (matching, changed, racy, missing, a directory, a gitlink, assume
+:func:`refresh.fresh_test` answers as :func:`refresh.is_fresh` for every
+field changed, every mode, values beyond 32 bits, racy or not, under each
+``core.*`` setting, and takes the usual case without it. The workers'
+verdicts are checked against :func:`refresh.is_fresh` entry by entry (matching, changed, racy, missing, a directory, a gitlink, assume
 unchanged), a worker that fails leaves its whole share to the refresh, and
 none is left behind, even when finish() is interrupted. Then a switch of a
 4,400-file repository with local
@@ -22,15 +24,15 @@ import os
 import pytest
 from conftest import files_repo, git, isolate_api_env, run_git, twin_env
 
-from git_checkout_helper import treeahead
+from git_checkout_helper import refresh, treeahead
 from git_checkout_helper.checkout import switch
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
-from git_checkout_helper.coresettings import DEFAULT_CORE
+from git_checkout_helper.coresettings import DEFAULT_CORE, CoreSettings
 from git_checkout_helper.index import S_IFGITLINK, Entry
 from git_checkout_helper.iopool import IoPool
 from git_checkout_helper.preload import PRELOAD_COST, THREAD_COST, Preload, workers_for
-from git_checkout_helper.refresh import is_fresh
+from git_checkout_helper.refresh import fresh_test, is_fresh
 from git_checkout_helper.repository import Repository
 
 
@@ -64,6 +66,62 @@ def tree(tmp_path):
     entries[11].mode = S_IFGITLINK
     entries[13].flags |= 0x8000  # CE_VALID (assume unchanged)
     return top, entries, racy_ns
+
+
+_NS = 1_000_000_000
+_FIELDS = ("mode", "ino", "dev", "nlink", "uid", "gid", "size", "atime", "mtime", "ctime")
+
+
+def _stat(**fields) -> os.stat_result:
+    """An lstat result: a regular 0644 file unless ``fields`` say otherwise."""
+    base = dict(mode=0o100644, ino=70, dev=3, nlink=1, uid=1000, gid=100, size=12, atime=5, mtime=1_700_000_000,
+                ctime=1_700_000_001)
+    base.update(fields)
+    return os.stat_result(tuple(base[f] for f in _FIELDS),
+                          {f"st_{t}_ns": base[t] * _NS + 123 for t in ("atime", "mtime", "ctime")})
+
+
+def _cases():
+    """(entry, stat) pairs: the entry made from a stat, then the file's stat
+    with one thing different (or none)."""
+    plain = _stat()
+    yield plain, plain
+    for field, value in (("ino", 71), ("uid", 0), ("gid", 0), ("size", 13), ("mtime", 1_700_000_002),
+                         ("ctime", 1_700_000_002), ("dev", 4), ("nlink", 2), ("atime", 6),
+                         ("mode", 0o100755), ("mode", 0o100664), ("mode", 0o120777), ("mode", 0o40755)):
+        yield plain, _stat(**{field: value})
+    big = _stat(size=(1 << 32) + 12, ino=(1 << 32) + 70, mtime=(1 << 32) + 9)
+    yield big, big  # the entry holds them cut to 32 bits
+    yield _stat(mode=0o100664), _stat(mode=0o100664)
+    yield _stat(mode=0o100700), _stat(mode=0o100700)
+    yield _stat(mode=0o120777, size=3), _stat(mode=0o120777, size=3)
+    yield _stat(mode=0o120777, size=3), _stat(mode=0o100644, size=3)  # core.symlinks=false
+
+
+def _entry_for(st: os.stat_result) -> Entry:
+    mode = st.st_mode
+    mode = 0o120000 if mode & 0o170000 == 0o120000 else 0o100755 if mode & 0o100 else 0o100644
+    e = Entry(b"f", mode, b"\1" * 20)
+    e.fill_stat(st)
+    return e
+
+
+@pytest.mark.parametrize("core", [DEFAULT_CORE, CoreSettings(check_stat=False), CoreSettings(trust_ctime=False),
+                                  CoreSettings(filemode=False), CoreSettings(symlinks=False)])
+def test_fresh_test_answers_as_is_fresh(core):
+    mtime = _stat().st_mtime
+    for racy_ns in (0, (mtime + 1) * _NS, mtime * _NS, (mtime - 1) * _NS, ((1 << 32) + 10) * _NS):
+        fresh = fresh_test(racy_ns, core)
+        for made_from, st in _cases():
+            e = _entry_for(made_from)
+            assert fresh(e, st) == is_fresh(e, st, racy_ns, core), (made_from, st, racy_ns, core)
+
+
+def test_fresh_test_takes_the_usual_case_in_one_step(monkeypatch):
+    """A plain unchanged file is found fresh without :func:`is_fresh`."""
+    monkeypatch.setattr(refresh, "is_fresh", lambda *a: pytest.fail("is_fresh asked"))
+    st = _stat()
+    assert fresh_test((st.st_mtime + 1) * _NS, DEFAULT_CORE)(_entry_for(st), st)
 
 
 def _expected(top, entries, racy_ns) -> list[bool]:
