@@ -38,6 +38,7 @@ __all__ = [
     "build_cache_tree",
     "cut_stat_data",
     "is_racy_stat",
+    "racy_from",
     "serialize_index",
     "stat_data",
 ]
@@ -141,7 +142,14 @@ def is_racy_stat(timestamp_ns: int, mtime_s: int) -> bool:
     index file it was read from (``timestamp_ns``, its mtime; 0: no index
     file) cannot be trusted by its stat data alone. In whole seconds, as git
     is built by default (no ``USE_NSEC``)."""
-    return bool(timestamp_ns) and (timestamp_ns // 1_000_000_000) & _U32 <= mtime_s
+    return racy_from(timestamp_ns) <= mtime_s
+
+
+def racy_from(timestamp_ns: int) -> int:
+    """The whole second from which :func:`is_racy_stat` finds a recorded
+    mtime racy: the index file's (``timestamp_ns``), or one no mtime
+    reaches when there was no index file (0)."""
+    return (timestamp_ns // 1_000_000_000) & _U32 if timestamp_ns else 1 << 63
 
 
 class IndexLockedError(Exception):

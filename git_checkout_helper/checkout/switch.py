@@ -296,8 +296,9 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
     checkout, or found unchanged by the preload or the refresh) is taken as
     its file, without an lstat: at 100,000 entries an lstat of each (what
     this did before) took 0.68 s of CPU of a switch that is not
-    ``--quiet``, where git spends next to nothing. The others are looked at (``check_removed``,
-    then ``ie_match_stat``: stat data, then content). A submodule counts as
+    ``--quiet``, where git spends next to nothing. The others are looked at
+    (``check_removed``, then ``ie_match_stat``: stat data, then content).
+    A submodule counts as
     changed when its HEAD is not the recorded commit (dirty submodule
     contents are not looked at).
     """
