@@ -95,7 +95,7 @@ PLUMBING_ERRORS = {
 class Plan:
     """The new index, and the work-tree changes that produce it."""
 
-    __slots__ = ("entries", "write", "remove", "absent")
+    __slots__ = ("entries", "write", "remove", "absent", "merged")
 
     def __init__(self) -> None:
         self.entries: dict[bytes, Entry] = {}  # the new index, stage 0
@@ -104,6 +104,12 @@ class Plan:
         #: New paths verify_absent found nothing at (a switch's): nothing of
         #: the user's to remove there (see updates.Checkout._cleared).
         self.absent: set[bytes] = set()
+        #: When not None, the only paths whose entries may differ from the
+        #: target's: a switch from an index that holds exactly HEAD's files
+        #: keeps, at every path HEAD and the target hold alike, an entry
+        #: that is the target's too (unpack.cache_tree then compares these
+        #: alone, not the whole index).
+        self.merged: list[bytes] | None = None
 
     @property
     def carried(self) -> set[bytes]:
@@ -386,6 +392,7 @@ def plan_switch(
     ignored_in_subdir: Callable[[bytes], bool] | None = None,
     refreshed: bool = False,
     io: IoPool | None = None,
+    head_is_index: bool = False,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
@@ -395,11 +402,14 @@ def plan_switch(
     ``refreshed``: ``old`` went through ``refresh_index`` (refresh.py), so
     an entry whose stat data still differ is modified (``verify_uptodate``).
     ``io``: the work tree is latency-bound; ``verify_absent``'s lstats are
-    then made together (:meth:`_Worktree.prefetch`).
+    then made together (:meth:`_Worktree.prefetch`). ``head_is_index``:
+    ``head`` is the index's own files (sets :attr:`Plan.merged`).
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
     m.merge(head.files, target.files)
+    if head_is_index:
+        m.plan.merged = m.differing
     if io is not None:
         m.wt.prefetch([e.name for e in m.plan.write if e.name not in old] + m.staged_gone, io)
     m.verify_absent()
@@ -435,6 +445,7 @@ class _TwowayMerge:
         self.leads_removed: set[bytes] = set()
         self.lead_entries: set[bytes] = set()  # the deeper paths refused so: git looks no further below them
         self.lose_dirs: list[bytes] = []
+        self.differing: list[bytes] = []  # the paths HEAD and the target hold otherwise (merge)
 
     def modified(self, cur: Entry) -> bool:
         if self.refreshed and cur.uptodate:
@@ -466,6 +477,7 @@ class _TwowayMerge:
         # flattened walk, or an index): sorting the two runs costs a merge.
         differing = [path for path, mode_oid in tf.items() if in_head(path) != mode_oid]
         differing += [path for path in hf if path not in tf]
+        self.differing = differing
         plan.entries.update(old)
         for path in differing:
             plan.entries.pop(path, None)

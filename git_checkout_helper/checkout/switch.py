@@ -172,10 +172,16 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                       refreshed=True, io=co.io())
+                       refreshed=True, io=co.io(), head_is_index=isinstance(head, IndexHead))
 
 
-def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> TreeFiles | None:
+class IndexHead(TreeFiles):
+    """HEAD's files as the index holds them (:func:`_head_from_index`)."""
+
+    __slots__ = ()
+
+
+def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> IndexHead | None:
     """HEAD's files for the two-way merge, when the index says what they
     are (None: read HEAD's tree). An index whose ``TREE``
     extension is valid at its root for HEAD's tree and covers every entry,
@@ -196,7 +202,7 @@ def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> TreeFi
         commit = repo.object(head_commit) if root is not None and root.count == len(old.entries) else None
         if (isinstance(commit, Commit) and root.oid == unhexlify(commit.tree)
                 and not any(e.extended_flags & CE_INTENT_TO_ADD for e in old.entries.values())):
-            return TreeFiles({name: (e.mode, e.oid) for name, e in old.entries.items()}, {}, root.oid)
+            return IndexHead({name: (e.mode, e.oid) for name, e in old.entries.items()}, {}, root.oid)
     return None
 
 

@@ -1,0 +1,96 @@
+"""The TREE extension a switch leaves when its merge says which paths can
+differ from the target (``plan.Plan.merged``), against git's.
+
+A switch whose index holds exactly HEAD's files (its cache tree valid at the
+root for HEAD's tree: HEAD's files are then taken from it) keeps, at every
+path HEAD and the target hold alike, an entry that is the target's too; the
+new TREE extension then compares the merged paths alone with the target
+(``unpack.cache_tree``). Twins switch from ``main`` to ``other`` (files
+changed in every directory, a new directory, a file and a whole directory
+gone): clean, with an unstaged change the switch carries, and with staged
+changes (the index is not HEAD's; the whole index is compared). Each must
+leave git's index (TREE bytes included), status and HEAD, and say whether
+the merged paths were what was compared.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from conftest import files_repo, git, isolate_api_env, run_git, twin_env
+
+from git_checkout_helper.checkout import unpack
+from git_checkout_helper.checkout.options import CheckoutOptions
+from git_checkout_helper.checkout.switch import run_checkout
+from git_checkout_helper.index_file import parse_index
+from git_checkout_helper.repository import Repository
+
+
+@pytest.fixture(scope="module")
+def src(tmp_path_factory):
+    """main: 40 files dNN/f<i> in four directories; other: f0, f4, ... changed,
+    d04/ added, d01/f1 and the whole of d03/ gone."""
+    path = tmp_path_factory.mktemp("merged") / "src"
+    env = twin_env(path.parent)
+    files_repo(path, 40, 4, {"other": range(0, 40, 4)}, env)
+    git(path, "checkout", "-q", "other", env=env)
+    (path / "d04").mkdir()
+    (path / "d04" / "new").write_text("new\n")
+    git(path, "add", "d04", env=env)
+    git(path, "rm", "-q", "-r", "d01/f1", "d03", env=env)
+    git(path, "commit", "-qm", "more", env=env)
+    git(path, "checkout", "-q", "main", env=env)
+    return path, env
+
+
+SETUPS = {
+    "clean": None,
+    "unstaged": lambda path, env: (path / "d02" / "f2").write_text("local\n"),
+    # d00/f8 staged with other's own content (the index already holds the
+    # target's version) and a staged change on a path the switch keeps.
+    "staged": lambda path, env: (
+        (path / "d00" / "f8").write_text("changed 8\n"),
+        (path / "d02" / "f6").write_text("staged here\n"),
+        git(path, "add", "d00/f8", "d02/f6", env=env)),
+}
+
+
+def _tree(path):
+    return parse_index((path / ".git" / "index").read_bytes()).extension(b"TREE")
+
+
+@pytest.mark.parametrize("setup", list(SETUPS))
+def test_tree_as_git(src, tmp_path, monkeypatch, setup):
+    source, env = src
+    twins = []
+    for name in ("ours", "git"):
+        path = tmp_path / name
+        git(None, "clone", "-q", str(source), str(path), env=env)
+        git(path, "branch", "-q", "other", "origin/other", env=env)
+        if SETUPS[setup] is not None:
+            SETUPS[setup](path, env)
+        twins.append(path)
+    ours, theirs = twins
+    assert _tree(ours) is not None  # (a clone's index has a cache tree: the case under test)
+    merged = []
+    cache_tree = unpack.cache_tree
+    monkeypatch.setattr(unpack, "cache_tree", lambda target, plan, *a: merged.append(plan.merged)
+                        or cache_tree(target, plan, *a))
+    isolate_api_env(monkeypatch, env["HOME"])
+    run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
+                 CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=True), err=io.StringIO(),
+                 out=io.StringIO())
+    run_git(theirs, "-c", "checkout.workers=2", "checkout", "-q", "other", env=env, check=True)
+    assert _tree(ours) == _tree(theirs)
+    for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"], ["diff-files"]):
+        assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
+    # Only a switch from HEAD's own index compares the merged paths alone:
+    # those HEAD and other hold otherwise, nothing else.
+    assert len(merged) == 1
+    if setup == "staged":
+        assert merged == [None]
+    else:
+        assert sorted(merged[0]) == sorted(
+            git(ours, "diff", "--name-only", "--no-renames", "main", "other", env=env).split())
