@@ -407,9 +407,9 @@ def plan_switch(
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
-    m.merge(head.files, target.files)
+    differing = m.merge(head.files, target.files)
     if head_is_index:
-        m.plan.merged = m.differing
+        m.plan.merged = differing
     if io is not None:
         m.wt.prefetch([e.name for e in m.plan.write if e.name not in old] + m.staged_gone, io)
     m.verify_absent()
@@ -445,7 +445,6 @@ class _TwowayMerge:
         self.leads_removed: set[bytes] = set()
         self.lead_entries: set[bytes] = set()  # the deeper paths refused so: git looks no further below them
         self.lose_dirs: list[bytes] = []
-        self.differing: list[bytes] = []  # the paths HEAD and the target hold otherwise (merge)
 
     def modified(self, cur: Entry) -> bool:
         if self.refreshed and cur.uptodate:
@@ -459,8 +458,9 @@ class _TwowayMerge:
         return not worktree_matches(cur, self.top + cur.name, st, self.hash_name, self.to_worktree,
                                     self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
-    def merge(self, hf: dict, tf: dict) -> None:
-        """``twoway_merge`` of each path of HEAD, the target and the index.
+    def merge(self, hf: dict, tf: dict) -> list[bytes]:
+        """``twoway_merge`` of each path of HEAD, the target and the index;
+        returns the paths HEAD and the target hold otherwise (the ones merged).
 
         A path the two commits hold alike (or neither holds) keeps whatever
         the index has; those are most paths, so they are found all at once:
@@ -477,7 +477,6 @@ class _TwowayMerge:
         # flattened walk, or an index): sorting the two runs costs a merge.
         differing = [path for path, mode_oid in tf.items() if in_head(path) != mode_oid]
         differing += [path for path in hf if path not in tf]
-        self.differing = differing
         plan.entries.update(old)
         for path in differing:
             plan.entries.pop(path, None)
@@ -523,6 +522,7 @@ class _TwowayMerge:
                 continue
             plan.entries[path] = te
             plan.write.append(te)
+        return differing
 
     def verify_absent(self) -> None:
         """``verify_absent``: the new paths must not land on untracked files."""

@@ -9,14 +9,16 @@ new TREE extension then compares the merged paths alone with the target
 changed in every directory, a new directory, a file and a whole directory
 gone): clean, with an unstaged change the switch carries, and with staged
 changes (the index is not HEAD's; the whole index is compared). Each must
-leave git's index (TREE bytes included), status and HEAD, and say whether
-the merged paths were what was compared.
+leave git's index (version, extensions, TREE bytes), status and HEAD, and
+say whether the merged paths were what was compared; the clean case also
+in a linked worktree, a split index, index version 4 and a sparse checkout.
 """
 
 from __future__ import annotations
 
 import io
 import os
+from pathlib import Path
 
 import pytest
 from conftest import files_repo, git, isolate_api_env, run_git, twin_env
@@ -45,8 +47,20 @@ def src(tmp_path_factory):
     return path, env
 
 
+def _linked(path, env):
+    """The switch happens in a linked worktree on main (see _worktree)."""
+    git(path, "checkout", "-q", "--detach", env=env)
+    git(path, "worktree", "add", "-q", str(path) + ".wt", "main", env=env)
+
+
 SETUPS = {
     "clean": None,
+    "linked": _linked,
+    "split-index": lambda path, env: git(path, "update-index", "--split-index", env=env),
+    "index-v4": lambda path, env: git(path, "update-index", "--index-version", "4", env=env),
+    # a sparse checkout (full index) leaving d01 and d03 out
+    "sparse": lambda path, env: git(path, "sparse-checkout", "set", "--no-cone", "/d00/", "/d02/", "/d04/",
+                                    env=env),
     "unstaged": lambda path, env: (path / "d02" / "f2").write_text("local\n"),
     # d00/f8 staged with other's own content (the index already holds the
     # target's version) and a staged change on a path the switch keeps.
@@ -57,8 +71,16 @@ SETUPS = {
 }
 
 
-def _tree(path):
-    return parse_index((path / ".git" / "index").read_bytes()).extension(b"TREE")
+def _worktree(path):
+    linked = path.parent / (path.name + ".wt")
+    return linked if linked.exists() else path
+
+
+def _index(path, env):
+    """The index file's version, its extensions' signatures and its TREE bytes."""
+    index = Path(git(path, "rev-parse", "--path-format=absolute", "--git-path", "index", env=env).decode().strip())
+    idx = parse_index(index.read_bytes())
+    return idx.version, [sig for sig, _ in idx.extensions], idx.extension(b"TREE")
 
 
 @pytest.mark.parametrize("setup", list(SETUPS))
@@ -71,9 +93,12 @@ def test_tree_as_git(src, tmp_path, monkeypatch, setup):
         git(path, "branch", "-q", "other", "origin/other", env=env)
         if SETUPS[setup] is not None:
             SETUPS[setup](path, env)
-        twins.append(path)
+        twins.append(_worktree(path))
     ours, theirs = twins
-    assert _tree(ours) is not None  # (a clone's index has a cache tree: the case under test)
+    version, extensions, tree = _index(ours, env)
+    assert tree is not None  # (a clone's index has a cache tree: the case under test)
+    assert (version == 4) is (setup == "index-v4") and (b"link" in extensions) is (setup == "split-index")
+    assert (ours / "d01").exists() is (setup != "sparse")
     merged = []
     cache_tree = unpack.cache_tree
     monkeypatch.setattr(unpack, "cache_tree", lambda target, plan, *a: merged.append(plan.merged)
@@ -83,7 +108,7 @@ def test_tree_as_git(src, tmp_path, monkeypatch, setup):
                  CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=True), err=io.StringIO(),
                  out=io.StringIO())
     run_git(theirs, "-c", "checkout.workers=2", "checkout", "-q", "other", env=env, check=True)
-    assert _tree(ours) == _tree(theirs)
+    assert _index(ours, env) == _index(theirs, env)
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"], ["diff-files"]):
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
     # Only a switch from HEAD's own index compares the merged paths alone:
