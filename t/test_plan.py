@@ -222,3 +222,55 @@ def test_nothing_below_a_missing_directory_is_looked_up(tmp_path, monkeypatch):
     assert wt.leading_file(b"a/b/c/g") is None and wt.lstat(b"a/b/c/g") is None
     assert len(calls) == 2  # a/b/c/g is below the a/b known missing too
     assert wt.leading_file(b"a/file/x") == b"a/file"  # a file in the way is still found
+
+
+def _index_is_head_world(top, *, local: bool, untracked: bool):
+    """A work tree whose index is exactly HEAD's files, and a target that
+    changes, adds, drops, retypes and moves paths across file/directory
+    boundaries; ``local``: a changed path also modified in the work tree;
+    ``untracked``: an untracked file where the target adds one."""
+    t = Tree(top)
+    head = {"same": (REG, b"s\n"), "changed": (REG, b"c\n"), "gone": (REG, b"g\n"), "exe": (REG, b"x\n"),
+            "d/same": (REG, b"ds\n"), "d/changed": (REG, b"dc\n"), "f2d": (REG, b"f\n"), "d2f/x": (REG, b"x\n"),
+            "link": (LNK, b"same")}
+    index = [t.write(p, data, mode) for p, (mode, data) in sorted(head.items())]
+    target = dict(head, changed=(REG, b"c2\n"), exe=(EXE, b"x\n"), added=(REG, b"new\n"), link=(LNK, b"other"))
+    target["d/changed"] = (REG, b"dc2\n")
+    target["f2d/in"] = (REG, b"in\n")
+    target["d2f"] = (REG, b"now a file\n")
+    for p in ("gone", "f2d", "d2f/x"):
+        del target[p]
+    if local:
+        (top / "d" / "changed").write_bytes(b"mine\n")
+    if untracked:
+        (top / "added").write_bytes(b"untracked\n")
+    return t, head, target, index
+
+
+@pytest.mark.parametrize("local,untracked", [(False, False), (True, False), (False, True)])
+def test_plan_switch_from_the_index_as_head_plans_as_from_heads_tree(tmp_path, local, untracked):
+    """``head`` None (the index holds HEAD's files, read from its entries)
+    plans exactly what HEAD's tree read for the same index plans: the same
+    writes, removals and entries, or the same refusal; and it names the
+    merged paths (Plan.merged) for the cache tree."""
+
+    def run(head_files):
+        t, head, target, index = _index_is_head_world(tmp_path / str(head_files is None), local=local,
+                                                      untracked=untracked)
+        try:
+            plan = plan_switch(None if head_files is None else _tree(head), _tree(target),
+                               {e.name: e for e in index}, t.topb, "sha1", lambda e: None, 0, lambda p: False)
+        except PlanError as e:
+            return str(e), None
+        return ([(e.name, e.mode, e.oid) for e in plan.write], plan.remove,
+                sorted((p, e.mode, e.oid) for p, e in plan.entries.items())), plan.merged
+
+    from_tree, merged_none = run({})
+    from_index, merged = run(None)
+    assert from_index == from_tree
+    assert merged_none is None
+    if local or untracked:
+        assert isinstance(from_index[0], str)  # refused, both ways
+    else:
+        assert sorted(merged) == [b"added", b"changed", b"d/changed", b"d2f", b"d2f/x", b"exe", b"f2d",
+                                  b"f2d/in", b"gone", b"link"]

@@ -82,7 +82,7 @@ def run_checkout(
         # init_checkout_metadata: what a process filter (or a helper's) is told of the checkout.
         co.filters.ref, co.filters.treeish = branch, commit
         co.start_helpers_ahead(len(old.entries))
-        head = _head_from_index(repo, old, head_commit) if ahead is not None and not reset else None  # (meanwhile)
+        index_is_head = _index_is_head(repo, old, head_commit) if ahead is not None and not reset else None  # (meanwhile)
         got = ahead.result() if ahead is not None else None
         target, hostile = got if got is not None else (repo.tree_of(commit), None)
         # checkout_branch: a branch another worktree has checked out is not
@@ -95,7 +95,7 @@ def run_checkout(
         co.setup_attributes(target, old.entries)
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
         try:
-            plan = _merge_trees(co, reset, old, head_commit, target, preload, head)
+            plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head)
         except PlanError as e:
             if not recurse:
                 raise
@@ -152,10 +152,11 @@ def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preloa
 
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
-                 preload: Preload | None = None, head: TreeFiles | None = None) -> Plan:
+                 preload: Preload | None = None, index_is_head: bool | None = None) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
-    a twoway merge from HEAD (``head``: its files, when already known)."""
+    a twoway merge from HEAD (``index_is_head``: :func:`_index_is_head`,
+    when already asked)."""
     repo, top = co.repo, co.top
     if reset:
         return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
@@ -166,30 +167,25 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     if preload is not None:
         co.report.preloaded = preload.finish()
     refresh_entries(old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns, co.to_git, co.core)
-    if head is None:
-        head = EMPTY if unborn else _head_from_index(repo, old, head_commit) or repo.tree_of(head_commit)
+    if index_is_head is None:
+        index_is_head = not unborn and _index_is_head(repo, old, head_commit)
+    head = None if index_is_head else EMPTY if unborn else repo.tree_of(head_commit)
     return plan_switch(head, target, old.entries, top,
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                       refreshed=True, io=co.io(), head_is_index=isinstance(head, IndexHead))
+                       refreshed=True, io=co.io())
 
 
-class IndexHead(TreeFiles):
-    """HEAD's files as the index holds them (:func:`_head_from_index`)."""
-
-    __slots__ = ()
-
-
-def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> IndexHead | None:
-    """HEAD's files for the two-way merge, when the index says what they
-    are (None: read HEAD's tree). An index whose ``TREE``
+def _index_is_head(repo: Repository, old, head_commit: bytes | None) -> bool:
+    """Whether the index holds exactly HEAD's files, so that the two-way
+    merge takes them from it (:func:`plan.plan_switch` with no ``head``)
+    and HEAD's trees are not read. An index whose ``TREE``
     extension is valid at its root for HEAD's tree and covers every entry,
-    none of them intent-to-add or unmerged, holds exactly HEAD's files (the
-    tree is the hash of those entries): they are taken from it, and HEAD's
-    trees are not read, as ``unpack_trees`` trusts a valid cache tree
-    (``traverse_by_cache_tree``). Not for a sparse index (its ``TREE``
-    describes the collapsed entries) or anything else."""
+    none of them intent-to-add or unmerged, does (the tree is the hash of
+    those entries), as ``unpack_trees`` trusts a valid cache tree
+    (``traverse_by_cache_tree``). Not a sparse index (its ``TREE``
+    describes the collapsed entries) nor anything else."""
     src = old.source
     data = None
     if head_commit is not None and src is not None and src.file is not None and not src.sparse and not old.unmerged:
@@ -200,10 +196,9 @@ def _head_from_index(repo: Repository, old, head_commit: bytes | None) -> IndexH
         except ValueError:
             root = None
         commit = repo.object(head_commit) if root is not None and root.count == len(old.entries) else None
-        if (isinstance(commit, Commit) and root.oid == unhexlify(commit.tree)
-                and not any(e.extended_flags & CE_INTENT_TO_ADD for e in old.entries.values())):
-            return IndexHead({name: (e.mode, e.oid) for name, e in old.entries.items()}, {}, root.oid)
-    return None
+        return (isinstance(commit, Commit) and root.oid == unhexlify(commit.tree)
+                and not any(e.extended_flags & CE_INTENT_TO_ADD for e in old.entries.values()))
+    return False
 
 
 def _update_head(repo: Repository, opts: CheckoutOptions, rev: str | None, clone: str | None,

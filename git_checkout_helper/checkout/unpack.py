@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ..index import Entry, IndexLock, build_cache_tree
 from ..index_state import index_bytes
-from ..plan import Plan, worktree_matches
+from ..plan import Plan, entry_differs, worktree_matches
 from ..repository import Repository, TreeFiles
 from .updates import Checkout, _read_file
 
@@ -84,7 +84,7 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[En
     if plan.merged is not None:
         # Only the merged paths can differ (Plan.merged): a third of a
         # 100,000-file index in a big switch, a handful in a small one.
-        differing = [p for p in plan.merged if _differs(pe.get(p), tf.get(p))]
+        differing = [p for p in plan.merged if entry_differs(pe.get(p), tf.get(p))]
     else:
         differing = [p for p, e in pe.items() if (t := tf.get(p)) is None or t[1] != e.oid or t[0] != e.mode]
         # The target's paths the index lacks: none when all the target's paths
@@ -106,11 +106,3 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[En
         trees = dict(trees)
         invalid = repair(trees, invalid, entries, repo.hash_name, repo.odb.has_object)
     return build_cache_tree(trees, invalid)
-
-
-def _differs(e: Entry | None, t: tuple[int, bytes] | None) -> bool:
-    """Whether the new index's entry ``e`` at a path is not the target's
-    ``(mode, id)`` ``t`` there (None: the path is not in one of them)."""
-    if e is None or t is None:
-        return e is not t
-    return t[0] != e.mode or t[1] != e.oid
