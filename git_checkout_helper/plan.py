@@ -501,10 +501,10 @@ class _TwowayMerge:
             plan.entries.pop(path, None)
         for path in sorted(differing):
             t, cur = tf.get(path), old.get(path)
-            te = _entry(path, t) if t is not None else None
-            if cur is not None and te is not None and cur.same_object(te):
+            if t is not None and not entry_differs(cur, t):
                 plan.entries[path] = cur  # index already has the new version
                 continue
+            te = Entry(path, t[0], t[1]) if t is not None else None
             if hf is not None and entry_differs(cur, hf.get(path)):  # the index is not HEAD here
                 if cur is not None or t is not None:
                     self.overwrite.append(path)

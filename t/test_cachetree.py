@@ -82,3 +82,21 @@ def test_parse_serialize_round_trip(twins):
     t = CacheTree.parse(raw, 20)
     t.invalidate(b"b")  # a file where directory b was: its subtree goes
     assert [s.name for s in t.subs] == [b"a", b"e"] or b"b" not in [s.name for s in t.subs]
+
+
+def test_root_of_reads_the_root_as_parse_does(twins):
+    env, ours, _ = twins
+    raw = _tree_ext(ours)
+    root, whole = CacheTree.root_of(raw, 20), CacheTree.parse(raw, 20)
+    head_tree = bytes.fromhex(git(ours, "rev-parse", "HEAD^{tree}", env=env).decode().strip())
+    assert (root.name, root.count, root.oid, root.subs) == (b"", whole.count, head_tree, [])
+    assert root.count == len(git(ours, "ls-files", env=env).splitlines())
+    # Only the root is read: a damaged subtree after it does not matter to
+    # it (parse refuses the whole); a damaged root is refused by both.
+    damaged = raw[:-5]
+    with pytest.raises(ValueError):
+        CacheTree.parse(damaged, 20)
+    assert CacheTree.root_of(damaged, 20).oid == head_tree
+    for bad in (raw[:len(raw) // 40], b"\0x y\n", b"no nul"):
+        with pytest.raises(ValueError):
+            CacheTree.root_of(bad, 20)

@@ -185,14 +185,17 @@ def _index_is_head(repo: Repository, old, head_commit: bytes | None) -> bool:
     none of them intent-to-add or unmerged, does (the tree is the hash of
     those entries), as ``unpack_trees`` trusts a valid cache tree
     (``traverse_by_cache_tree``). Not a sparse index (its ``TREE``
-    describes the collapsed entries) nor anything else."""
+    describes the collapsed entries) nor anything else. Only the root node
+    is read (:meth:`CacheTree.root_of`): it alone says what is asked, and
+    the index is not changed by the answer (a damaged subtree after it
+    costs git its cache tree, not a different merge)."""
     src = old.source
     data = None
     if head_commit is not None and src is not None and src.file is not None and not src.sparse and not old.unmerged:
         data = src.file.extension(b"TREE")
     if data:
         try:
-            root = CacheTree.parse(data, repo.odb.git_hash_algo.oid_length)
+            root = CacheTree.root_of(data, repo.odb.git_hash_algo.oid_length)
         except ValueError:
             root = None
         commit = repo.object(head_commit) if root is not None and root.count == len(old.entries) else None
