@@ -383,3 +383,24 @@ def test_a_thread_that_raises_stops_the_helper_and_its_threads(source, tmp_path,
         odb.close()
         for fd in (r_in, r_out, w_out):
             os.close(fd)
+
+
+def test_chunker_streamed_starts_helpers_early():
+    """While items arrive, a chunk is cut once STREAM_CHUNK of them (and the
+    slack for a directory boundary) are there, not a 1/(4n) share of all
+    that are announced; once closed, the rest is shared as before."""
+    names = _names([(f"d{k:03}", 50) for k in range(400)])  # 20,000 items
+    arrived: list[bytes] = []
+    c = Chunker(arrived, 2, len(names))
+    arrived.extend(names[:Chunker.STREAM_CHUNK + Chunker.STREAM_CHUNK // 4 + 1])
+    first = c.next()
+    assert first is not None and 0 < first[1] <= Chunker.STREAM_CHUNK + Chunker.STREAM_CHUNK // 4
+    arrived.extend(names[len(arrived):])
+    sizes = []
+    while (ch := c.next()) is not None:
+        sizes.append(ch[1] - ch[0])
+    assert max(sizes) <= Chunker.STREAM_CHUNK + Chunker.STREAM_CHUNK // 4
+    c.close()
+    while (ch := c.next()) is not None:
+        sizes.append(ch[1] - ch[0])
+    assert c.done and first[1] + sum(sizes) == len(names)
