@@ -504,7 +504,7 @@ class _TwowayMerge:
             if t is not None and not entry_differs(cur, t):
                 plan.entries[path] = cur  # index already has the new version
                 continue
-            te = Entry(path, t[0], t[1]) if t is not None else None
+            te = _entry(path, t) if t is not None else None
             if hf is not None and entry_differs(cur, hf.get(path)):  # the index is not HEAD here
                 if cur is not None or t is not None:
                     self.overwrite.append(path)

@@ -107,8 +107,10 @@ def _streamed_chunks(names: list[bytes], n: int, expected: int, rng: random.Rand
 def test_chunker_streamed_cuts_as_when_complete(seed):
     """Items arriving while chunks are cut (the coordinator streaming): the
     same chunks as with every item there from the start, when the count
-    announced is right; every item once and in order when it was too high
-    (entries that failed to prepare)."""
+    announced is right and no chunk is larger than STREAM_CHUNK (as here:
+    see test_chunker_streamed_starts_helpers_early for the others); every
+    item once and in order when it was too high (entries that failed to
+    prepare)."""
     rng = random.Random(seed)
     names = _names([(f"d{k}", rng.randint(1, 300)) for k in range(rng.randint(1, 12))])
     n = rng.choice([2, 3, 4])
@@ -116,6 +118,7 @@ def test_chunker_streamed_cuts_as_when_complete(seed):
     want = []
     while (ch := complete.next()) is not None:
         want.append(ch)
+    assert max(b - a for a, b in want) <= Chunker.STREAM_CHUNK  # (what this test is about)
     assert _streamed_chunks(names, n, len(names), rng) == want
     got = _streamed_chunks(names, n, len(names) + rng.randint(1, 200), rng)
     assert got[0][0] == 0 and got[-1][1] == len(names)

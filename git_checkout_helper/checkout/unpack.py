@@ -86,7 +86,8 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[En
         # 100,000-file index in a big switch, a handful in a small one.
         differing = [p for p in plan.merged if entry_differs(pe.get(p), tf.get(p))]
     else:
-        differing = [p for p, e in pe.items() if (t := tf.get(p)) is None or t[1] != e.oid or t[0] != e.mode]
+        differing = [p for p, e in pe.items()  # (entry_differs, inline: every entry)
+                     if (t := tf.get(p)) is None or t[1] != e.oid or t[0] != e.mode]
         # The target's paths the index lacks: none when all the target's paths
         # were among those compared (the usual case, found without a second pass).
         if len(tf) != len(pe) - sum(1 for p in differing if p not in tf):
