@@ -265,14 +265,14 @@ class PackReader:
         it a bounded piece at a time (``packfile.c``'s pack_non_delta stream).
         Deltas are read whole: their base must be in memory anyway."""
         offset = self._offset_of(oid)
-        type_num, size, pos = self._entry_header(offset)
+        header = type_num, size, pos = self._entry_header(offset)
         if type_num < OBJ_OFS_DELTA:
             # Not a delta (the common blob): inflated right here, without the
-            # base cache's lock and a second header parse.
+            # base cache's lock.
             if size > limit:
                 return type_num, (size, self._inflate_iter(pos, size))
             return type_num, inflate(self._mv, pos, size)
-        return self._object_at(offset, 0)
+        return self._object_at(offset, 0, header)
 
     def _inflate_iter(self, pos: int, size: int, piece: int = 1 << 20):
         """Inflate ``size`` bytes at ``pos`` in pieces of at most ``piece`` bytes."""
@@ -295,10 +295,11 @@ class PackReader:
             shift += 7
         return type_num, size, pos + 1
 
-    def _inflate(self, pos: int, size: int) -> bytes:
-        return inflate(self._mv, pos, size)
-
-    def _object_at(self, offset: int, depth: int) -> tuple[int, bytes]:
+    def _object_at(self, offset: int, depth: int, header: tuple[int, int, int] | None = None) -> tuple[int, bytes]:
+        """``unpack_entry``: the object at ``offset``, its delta chain applied;
+        ``header``: its :meth:`_entry_header`, when the caller parsed it
+        already (a delta met by :meth:`get_raw_or_stream`; more than half of
+        a checkout's blobs in some packs)."""
         with self._lock:
             cached = self._cache.get(offset)
             if cached is not None:
@@ -307,9 +308,9 @@ class PackReader:
         if depth > MAX_DELTA_DEPTH:
             raise ValueError("delta chain too long")
         m = self._map
-        type_num, size, pos = self._entry_header(offset)
+        type_num, size, pos = header or self._entry_header(offset)
         if type_num < OBJ_OFS_DELTA:
-            return type_num, self._inflate(pos, size)
+            return type_num, inflate(self._mv, pos, size)
         if type_num == OBJ_OFS_DELTA:
             c = m[pos]
             rel = c & 0x7F
@@ -332,7 +333,7 @@ class PackReader:
                 base = self._base(base_offset, depth)
         else:
             raise ValueError(f"bad pack object type {type_num}")
-        delta = self._inflate(pos, size)
+        delta = inflate(self._mv, pos, size)
         return base[0], b"".join(apply_delta(base[1], delta))
 
     def _base(self, offset: int, depth: int) -> tuple[int, bytes]:

@@ -533,11 +533,10 @@ class Checkout(ParallelCheckout):
         ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
         if ca is not None and self.eligible(ca, e.name):
             filt = self.helper_filter(ca)
-            queue.items.append(PcItem(
-                id=len(queue.items), oid=e.oid, ce_mode=e.mode, name=e.name,
-                crlf_action=ca.crlf_action, ident=ca.ident,
-                working_tree_encoding=ca.working_tree_encoding, algo=self.algo, filter=filt,
-            ))
+            # (id, oid, ce_mode, name, crlf_action, ident, working_tree_encoding,
+            # algo, attr_action, filter: by position, as wire.decode_item.)
+            queue.items.append(PcItem(len(queue.items), e.oid, e.mode, e.name, ca.crlf_action, ca.ident,
+                                      ca.working_tree_encoding, self.algo, 0, filt))
             queue.entries.append(e)
             queue.attrs.append(ca)
             return
