@@ -533,8 +533,7 @@ class Checkout(ParallelCheckout):
         ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
         if ca is not None and self.eligible(ca, e.name):
             filt = self.helper_filter(ca)
-            # (id, oid, ce_mode, name, crlf_action, ident, working_tree_encoding,
-            # algo, attr_action, filter: by position, as wire.decode_item.)
+            # By position, as wire.decode_item builds it (0: attr_action).
             queue.items.append(PcItem(len(queue.items), e.oid, e.mode, e.name, ca.crlf_action, ca.ident,
                                       ca.working_tree_encoding, self.algo, 0, filt))
             queue.entries.append(e)
