@@ -23,6 +23,7 @@ from git_checkout_helper import fsinfo, iopool
 from git_checkout_helper.autoworkers import auto_workers, requests_in_flight
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
+from git_checkout_helper.checkout.updates import Checkout
 from git_checkout_helper.config import ConfigError, coordinator_threads_setting
 from git_checkout_helper.errors import CheckoutError
 from git_checkout_helper.iopool import IoPool, io_pool
@@ -160,12 +161,15 @@ def _commit_all(path, env, msg):
 
 @pytest.fixture(scope="module")
 def src(tmp_path_factory):
-    """main: 12 directories of 25 files, a symlink ``lnk`` to d00, a file
-    ``todir``, a directory ``tofile``, a directory ``gone``; other: a third
-    of the files changed, 20 deleted, 24 added in old and new directories,
-    ``lnk`` a directory, ``todir`` a directory, ``tofile`` a file, ``gone``
-    gone, an executable bit flipped, a symlink retargeted, and two paths
-    that match the ignore rules (``out.o``, ``gen.o/f``)."""
+    """main: 12 directories of 25 files (``d00`` with a subdirectory
+    ``sub``), a symlink ``lnk`` to d00, a file ``todir``, a directory
+    ``tofile``, a directory ``gone``, a ``.gitattributes`` (so that each
+    directory's own is looked for); other: a third of the files changed, 20
+    deleted, 24 added in old and new directories, ``lnk`` a directory (with
+    a ``sub`` below it, as d00 has), ``todir`` a directory, ``tofile`` a
+    file, ``gone`` gone, an executable bit flipped, a symlink retargeted,
+    and three paths that match the ignore rules (``out.o``, ``gen.o/f``,
+    ``sym.o/sub/f``)."""
     src = tmp_path_factory.mktemp("iopool") / "src"
     env = twin_env(src.parent)
     git(None, "init", "-q", "-b", "main", str(src), env=env)
@@ -173,6 +177,9 @@ def src(tmp_path_factory):
         (src / f"d{d:02}").mkdir()
         for f in range(25):
             (src / f"d{d:02}" / f"f{f}").write_text(f"{d} {f}\n")
+    (src / "d00" / "sub").mkdir()
+    (src / "d00" / "sub" / "s").write_text("below d00\n")
+    (src / ".gitattributes").write_text("*.c text\n")
     os.symlink("d00", src / "lnk")
     os.symlink("d01/f1", src / "link")
     (src / "todir").write_text("a file\n")
@@ -197,6 +204,8 @@ def src(tmp_path_factory):
     os.unlink(src / "lnk")
     (src / "lnk").mkdir()
     (src / "lnk" / "f0").write_text("not d00's\n")
+    (src / "lnk" / "sub").mkdir()
+    (src / "lnk" / "sub" / "f").write_text("not d00/sub's\n")
     os.unlink(src / "todir")
     (src / "todir").mkdir()
     (src / "todir" / "f").write_text("below\n")
@@ -210,7 +219,9 @@ def src(tmp_path_factory):
     (src / "out.o").write_text("a tracked file an ignored directory may stand on\n")
     (src / "gen.o").mkdir()
     (src / "gen.o" / "f").write_text("below a path an ignored file may stand on\n")
-    git(src, "add", "-f", "out.o", "gen.o/f", env=env)
+    (src / "sym.o" / "sub").mkdir(parents=True)
+    (src / "sym.o" / "sub" / "f").write_text("below a path an ignored symlink may stand on\n")
+    git(src, "add", "-f", "out.o", "gen.o/f", "sym.o/sub/f", env=env)
     _commit_all(src, env, "other")
     git(src, "checkout", "-q", "main", env=env)
     return src, env
@@ -295,6 +306,57 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     assert (ours / "lnk").is_dir() and not (ours / "lnk").is_symlink()
     assert (ours / "d05" / "untracked").read_text() == "mine\n"
     assert (ours / "out.o").is_file() and (ours / "gen.o" / "f").is_file()
+
+
+def test_pool_writes_without_a_lookup_per_directory_at_its_turn(src, tmp_path, monkeypatch):
+    """While the files are written, the coordinator makes no request of its
+    own per directory: each leading directory's lstat and each directory's
+    look for an untracked ``.gitattributes`` were made together beforehand
+    (Checkout._look_ahead). The answers are the ones the serial lookups
+    would get: untracked ``.gitattributes`` count where they stand (d08),
+    not where a symlink that the switch replaces led (``lnk`` to d00, whose
+    ``sub`` is a directory too; or the ignored ``sym.o`` to it), as git's
+    result shows."""
+    def prepare(path):
+        for d in ("d00", "d00/sub", "d08"):
+            (path / d / ".gitattributes").write_text("* eol=crlf\n")  # untracked
+        os.symlink("d00", path / "sym.o")  # ignored, where a directory goes (d00 has a sub/ too)
+
+    writing = []  # the coordinator's own lstats and attribute looks while it writes
+    main = threading.main_thread()
+    real_lstat, real_isfile = os.lstat, os.path.isfile
+    real_write = Checkout.write_entries
+
+    def lstat(p, *a, **k):
+        if writing and writing[0] and threading.current_thread() is main:
+            writing.append(("lstat", os.fsencode(p)))
+        return real_lstat(p, *a, **k)
+
+    def isfile(p):
+        if writing and writing[0] and threading.current_thread() is main:
+            writing.append(("isfile", os.fsencode(p)))
+        return real_isfile(p)
+
+    def write_entries(self, entries):
+        writing[:] = [True]
+        try:
+            return real_write(self, entries)
+        finally:
+            writing[0] = False
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    monkeypatch.setattr(os.path, "isfile", isfile)
+    monkeypatch.setattr(Checkout, "write_entries", write_entries)
+    ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, 2, prepare)
+    assert run.returncode == 0 and report.collided == []  # (lnk/sub made, not taken for d00/sub)
+    dirs = {os.fsencode(os.path.dirname(p)) for p in _tree(ours) if os.path.dirname(p)}
+    asked = [(kind, os.path.relpath(p, os.fsencode(ours))) for kind, p in writing[1:]]
+    assert len(dirs) > 12 and not [a for a in asked if a[1] in dirs or a[1].endswith(b".gitattributes")], asked
+    # d08's own file counted; d00's, seen through the symlink, did not:
+    assert (ours / "d08" / "new").read_bytes() == b"new 8\r\n"
+    assert (ours / "lnk" / "sub" / "f").read_bytes() == b"not d00/sub's\n"
+    assert (ours / "lnk" / "f0").read_bytes() == b"not d00's\n"
+    assert not (ours / "sym.o").is_symlink() and (ours / "sym.o" / "sub" / "f").is_file()
 
 
 def test_refused_switch_with_the_pool_touches_nothing(src, tmp_path, monkeypatch):

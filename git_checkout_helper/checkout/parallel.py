@@ -388,6 +388,7 @@ class ParallelCheckout:
         # every leading component of a collided item is looked at again.
         self._made_dirs.clear()
         self._fresh_dirs.clear()
+        self._dirs_ahead.clear()
         for i in collided:
             e = q.entries[i]
             self.report.collided.append(e.name.decode("utf-8", "surrogateescape"))

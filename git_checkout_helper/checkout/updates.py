@@ -97,6 +97,12 @@ class Checkout(ParallelCheckout):
         self._io: IoPool | None | bool = False  # see io(); False: not decided yet
         self.absent: Container[bytes] = ()  # Plan.absent of the plan carried out
         self._made_dirs: set[bytes] = set()
+        # What _look_ahead found before the writing, taken once each by
+        # _make_leading_dirs (an lstat of a leading directory) and by the
+        # attributes (whether a directory has an untracked .gitattributes).
+        self._dirs_ahead: dict[bytes, os.stat_result | None] = {}
+        self._attr_files_ahead: dict[bytes, bool] = {}
+        self._attr_worktree_only: Callable[[bytes], bool] | None = None  # see setup_attributes
         self.collisions = Collisions(self.core)  # paths found sharing one file (a clone's warning)
         self._dynamic: bool | None = None  # checkout.distribution, read once
         #: Submodules this checkout moves (--recurse-submodules): submodule.SubmoduleMoves.
@@ -147,10 +153,22 @@ class Checkout(ParallelCheckout):
         def worktree_counts(d: bytes) -> bool:
             return tree is None or name(d) not in index
 
+        def worktree_only(d: bytes) -> bool:
+            """Whether only the work tree can say if ``d`` has a file: the
+            source looked up first has none there, and the work tree counts."""
+            return lookup(d) is None and worktree_counts(d)
+
+        ahead = self._attr_files_ahead
+
         def has(d: bytes) -> bool:
             if lookup(d) is not None:
                 return True
-            return worktree_counts(d) and os.path.isfile(self.top + name(d))
+            if not worktree_counts(d):
+                return False
+            known = ahead.pop(d, None)  # (looked at together beforehand: _look_ahead)
+            return known if known is not None else os.path.isfile(self.top + name(d))
+
+        self._attr_worktree_only = worktree_only
 
         def read_worktree(d: bytes) -> bytes | None:
             if not worktree_counts(d):
@@ -370,10 +388,12 @@ class Checkout(ParallelCheckout):
                     if part in self._made_dirs:
                         continue
                     full = top + part
-                    try:
-                        st = os.lstat(full)
-                    except FileNotFoundError:
-                        st = None
+                    st = self._dirs_ahead.pop(part, _UNSEEN)
+                    if st is _UNSEEN:
+                        try:
+                            st = os.lstat(full)
+                        except FileNotFoundError:
+                            st = None
                     if st is not None and not stat_mod.S_ISDIR(st.st_mode):
                         os.unlink(full)  # a file or symlink in the way
                         st = None
@@ -423,6 +443,8 @@ class Checkout(ParallelCheckout):
         io = self.io()
         if io is None or self.drivers:
             return zip(entries, repeat(None))
+        entries = list(entries)
+        self._look_ahead(entries, io)
         top, absent = self.out_top, self.absent
 
         def ahead(e: Entry):
@@ -433,6 +455,71 @@ class Checkout(ParallelCheckout):
         return ((e, partial(self._clear_at_turn if is_attributes_file(e.name) else self._clear_when,
                             e.name, left, e.mode == S_IFGITLINK))
                 for e, left in io.pipeline(entries, ahead))
+
+    def _look_ahead(self, entries: list[Entry], io: IoPool) -> None:
+        """The lookups the writing of ``entries`` makes one directory at a
+        time, made together first (:mod:`iopool`; what git lacks): the
+        ``lstat`` of each leading directory (:meth:`_make_leading_dirs`)
+        and whether each directory holds an untracked ``.gitattributes``
+        (the attributes' ``has``). On a latency-bound work tree each is a
+        round trip, and in a switch of the 5,000-file sample they were two
+        fifths of the coordinator's time while it wrote.
+
+        An answer is kept only where it is the one the serial lookup will
+        get at its turn. The checkout changes nothing a kept answer is about
+        before that turn: the files that leave are gone already, a directory
+        is not touched, and what it writes are the entries' own paths, none
+        of them a leading directory (nor a ``.gitattributes`` no source but
+        the work tree knows). What the writing does change is a leading
+        component that is no directory (a file, a symlink): it is replaced
+        by a new, empty directory, so the paths below it are absent then,
+        whatever an lstat through a symlink finds now; and a missing one is
+        made, empty. So the directories are looked at one depth at a
+        time, and only below real directories; below anything else they
+        are known absent without a request. An error other than ENOENT is
+        not kept: the serial lookup meets it at its turn, as before.
+        """
+        made, fresh = self._made_dirs, self._fresh_dirs
+        levels: dict[int, dict[bytes, None]] = {}
+        for e in entries:
+            name = e.name
+            i = name.find(b"/")
+            depth = 0
+            while i != -1:
+                part = name[:i]
+                if part not in made:
+                    levels.setdefault(depth, {})[part] = None
+                depth += 1
+                i = name.find(b"/", i + 1)
+        top, got = self.out_top, self._dirs_ahead
+        for depth in sorted(levels):
+            ask = []
+            for part in levels[depth]:
+                slash = part.rfind(b"/")
+                parent = part[:slash] if slash != -1 else None
+                if parent is None or (parent in made and parent not in fresh):
+                    ask.append(part)  # below the top, or a directory already proven
+                elif parent in fresh or parent in got:
+                    if parent not in fresh and _is_dir(got[parent]):
+                        ask.append(part)
+                    else:
+                        got[part] = None  # below what will be (or is) a new, empty directory
+            for part, st in zip(ask, io.map(_look_dir, [top + p for p in ask]), strict=True):
+                if st is not _UNSEEN:
+                    got[part] = st
+        worktree_only = self._attr_worktree_only
+        if worktree_only is None or self._attrs_trivial or self.top != self.out_top:
+            return
+        known = self._attr_files_ahead
+        dirs = []
+        for d, st in got.items():
+            if worktree_only(d):
+                if _is_dir(st):
+                    dirs.append(d)
+                else:
+                    known[d] = False  # new and empty when its attributes are asked
+        name = attributes_path
+        known.update(zip(dirs, io.map(os.path.isfile, [top + name(d) for d in dirs]), strict=True))
 
     def _clear_when(self, path: bytes, left: Callable, keep_dir: bool) -> None:
         self._clear(path, left(), keep_dir)
@@ -546,6 +633,26 @@ class Checkout(ParallelCheckout):
             self.report.sequential_items += 1
         if self.progress:
             self.progress.add()
+
+#: :meth:`Checkout._look_ahead`'s "no answer kept": the lookup is made at its turn.
+_UNSEEN = object()
+
+
+def _look_dir(full: bytes) -> os.stat_result | None | object:
+    """``lstat`` of a leading directory for :meth:`Checkout._look_ahead`:
+    None when nothing is there, _UNSEEN for any other error."""
+    try:
+        return os.lstat(full)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return _UNSEEN
+
+
+def _is_dir(st) -> bool:
+    """Whether an answer of :func:`_look_dir` is a real directory (not a symlink to one)."""
+    return st is not None and stat_mod.S_ISDIR(st.st_mode)
+
 
 def _unlink_unlooked(full: bytes) -> tuple[os.stat_result, OSError] | None:
     """Remove the file at ``full`` without an lstat first (git's
