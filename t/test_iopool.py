@@ -163,11 +163,11 @@ def _commit_all(path, env, msg):
 def src(tmp_path_factory):
     """main: 12 directories of 25 files (``d00`` with a subdirectory
     ``sub``), a symlink ``lnk`` to d00, a file ``todir``, a directory
-    ``tofile``, a directory ``gone``, a ``.gitattributes`` (so that each
-    directory's own is looked for); other: a third of the files changed, 20
+    ``tofile``, directories ``gone``, ``deep/a/b`` and ``deep/a/c``, a
+    ``.gitattributes`` (so that each directory's own is looked for); other: a third of the files changed, 20
     deleted, 24 added in old and new directories, ``lnk`` a directory (with
     a ``sub`` below it, as d00 has), ``todir`` a directory, ``tofile`` a
-    file, ``gone`` gone, an executable bit flipped, a symlink retargeted,
+    file, ``gone`` and ``deep`` gone, an executable bit flipped, a symlink retargeted,
     and three paths that match the ignore rules (``out.o``, ``gen.o/f``,
     ``sym.o/sub/f``)."""
     src = tmp_path_factory.mktemp("iopool") / "src"
@@ -188,6 +188,9 @@ def src(tmp_path_factory):
     (src / "gone").mkdir()
     for f in ("a", "b"):
         (src / "gone" / f).write_text(f + "\n")
+    for d in ("b", "c"):
+        (src / "deep" / "a" / d).mkdir(parents=True)
+        (src / "deep" / "a" / d / "f").write_text("three directories down\n")
     (src / ".gitignore").write_text("*.o\n")
     _commit_all(src, env, "main")
     git(src, "checkout", "-q", "-b", "other", env=env)
@@ -209,7 +212,7 @@ def src(tmp_path_factory):
     os.unlink(src / "todir")
     (src / "todir").mkdir()
     (src / "todir" / "f").write_text("below\n")
-    for p in ("tofile/x", "gone/a", "gone/b"):
+    for p in ("tofile/x", "gone/a", "gone/b", "deep/a/b/f", "deep/a/c/f"):
         os.unlink(src / p)
     os.rmdir(src / "tofile")
     (src / "tofile").write_text("now a file\n")
@@ -300,7 +303,8 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     # The requests went through the pool's threads: the plan's lstats, the
     # removals, and the unlinks of the files rewritten (not the new paths
     # the plan found absent).
-    assert len(sent) > 100 and all(name.startswith("checkout-io") for name in sent)
+    # (but one: the removal of deep/a, alone at its depth, made by the caller)
+    assert len(sent) > 100 and [name for name in sent if not name.startswith("checkout-io")] == ["MainThread"]
     # The symlink where a directory goes was removed, not followed:
     assert sorted(os.listdir(ours / "d00")) == sorted(os.listdir(theirs / "d00"))
     assert (ours / "lnk").is_dir() and not (ours / "lnk").is_symlink()
@@ -308,55 +312,60 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     assert (ours / "out.o").is_file() and (ours / "gen.o" / "f").is_file()
 
 
-def test_pool_writes_without_a_lookup_per_directory_at_its_turn(src, tmp_path, monkeypatch):
-    """While the files are written, the coordinator makes no request of its
-    own per directory: each leading directory's lstat and each directory's
-    look for an untracked ``.gitattributes`` were made together beforehand
-    (Checkout._look_ahead). The answers are the ones the serial lookups
-    would get: untracked ``.gitattributes`` count where they stand (d08),
-    not where a symlink that the switch replaces led (``lnk`` to d00, whose
-    ``sub`` is a directory too; or the ignored ``sym.o`` to it), as git's
-    result shows."""
+def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src, tmp_path, monkeypatch):
+    """While the files that leave are removed and the others written, the
+    coordinator makes no request of its own per directory: each leading
+    directory's lstat (Checkout._leading_dirs_together for the removals,
+    Checkout._look_ahead for the writing), each directory's look for an
+    untracked ``.gitattributes`` and the removal of the emptied
+    directories (one depth at a time) were made together. The answers are
+    the ones the serial lookups would get: untracked ``.gitattributes``
+    count where they stand (d08), not where a symlink that the switch
+    replaces led (``lnk`` to d00, whose ``sub`` is a directory too; or the
+    ignored ``sym.o`` to it), as git's result shows."""
     def prepare(path):
         for d in ("d00", "d00/sub", "d08"):
             (path / d / ".gitattributes").write_text("* eol=crlf\n")  # untracked
         os.symlink("d00", path / "sym.o")  # ignored, where a directory goes (d00 has a sub/ too)
 
-    writing = []  # the coordinator's own lstats and attribute looks while it writes
+    busy = []  # [True while removing or writing, then what the coordinator itself asked meanwhile]
     main = threading.main_thread()
-    real_lstat, real_isfile = os.lstat, os.path.isfile
-    real_write = Checkout.write_entries
 
-    def lstat(p, *a, **k):
-        if writing and writing[0] and threading.current_thread() is main:
-            writing.append(("lstat", os.fsencode(p)))
-        return real_lstat(p, *a, **k)
+    def spy(kind, real):
+        def asked(p, *a, **k):
+            if busy and busy[0] and threading.current_thread() is main:
+                busy.append((kind, os.fsencode(p)))
+            return real(p, *a, **k)
+        return asked
 
-    def isfile(p):
-        if writing and writing[0] and threading.current_thread() is main:
-            writing.append(("isfile", os.fsencode(p)))
-        return real_isfile(p)
+    def while_busy(real):
+        def step(self, *a):
+            busy[:1] = [True]
+            try:
+                return real(self, *a)
+            finally:
+                busy[0] = False
+        return step
 
-    def write_entries(self, entries):
-        writing[:] = [True]
-        try:
-            return real_write(self, entries)
-        finally:
-            writing[0] = False
-
-    monkeypatch.setattr(os, "lstat", lstat)
-    monkeypatch.setattr(os.path, "isfile", isfile)
-    monkeypatch.setattr(Checkout, "write_entries", write_entries)
+    for mod, kind in ((os, "lstat"), (os.path, "isfile"), (os, "rmdir")):
+        monkeypatch.setattr(mod, kind, spy(kind, getattr(mod, kind)))
+    for step in ("remove_files", "write_entries"):
+        monkeypatch.setattr(Checkout, step, while_busy(getattr(Checkout, step)))
     ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, 2, prepare)
     assert run.returncode == 0 and report.collided == []  # (lnk/sub made, not taken for d00/sub)
-    dirs = {os.fsencode(os.path.dirname(p)) for p in _tree(ours) if os.path.dirname(p)}
-    asked = [(kind, os.path.relpath(p, os.fsencode(ours))) for kind, p in writing[1:]]
-    assert len(dirs) > 12 and not [a for a in asked if a[1] in dirs or a[1].endswith(b".gitattributes")], asked
+    dirs = {p[:i] for branch in ("main", "other")  # every leading directory of either
+            for p in git(theirs, "ls-tree", "-r", "--name-only", branch, env=src[1]).splitlines()
+            for i in range(len(p)) if p[i:i + 1] == b"/"}
+    asked = [(kind, os.path.relpath(p, os.fsencode(ours))) for kind, p in busy[1:]]
+    assert {b"gone", b"tofile", b"d00/sub", b"deep/a"} < dirs
+    # (deep/a is the only directory of its depth to try: a request alone is made by its caller)
+    assert [a for a in asked if a[1] in dirs or a[1].endswith(b".gitattributes")] == [("rmdir", b"deep/a")], asked
     # d08's own file counted; d00's, seen through the symlink, did not:
     assert (ours / "d08" / "new").read_bytes() == b"new 8\r\n"
     assert (ours / "lnk" / "sub" / "f").read_bytes() == b"not d00/sub's\n"
     assert (ours / "lnk" / "f0").read_bytes() == b"not d00's\n"
     assert not (ours / "sym.o").is_symlink() and (ours / "sym.o" / "sub" / "f").is_file()
+    assert not (ours / "gone").exists() and not (ours / "deep").exists()  # emptied, then removed
 
 
 def test_refused_switch_with_the_pool_touches_nothing(src, tmp_path, monkeypatch):

@@ -315,8 +315,9 @@ class Checkout(ParallelCheckout):
         # check_leading_path: never remove through a symlink or a file that
         # took a leading directory's place. (No path is a leading directory
         # of another: their unlinks may be sent together, :mod:`iopool`.)
-        reals = [self._dirs_only(path, real_dirs) for path in paths]
         io = self.io()
+        ahead = self._leading_dirs_together(paths, io) if io is not None else None
+        reals = [self._dirs_only(path, real_dirs, ahead) for path in paths]
         fulls = [top + path for path, real in zip(paths, reals, strict=True) if real]
         lefts = iter(io.map(_unlink_unlooked, fulls) if io is not None else map(_unlink_unlooked, fulls))
         for path, real in zip(paths, reals, strict=True):
@@ -336,22 +337,52 @@ class Checkout(ParallelCheckout):
             slash = path.rfind(b"/")
             if slash != -1 and real:  # (an rmdir through a symlink would reach outside)
                 dirs.add(path[:slash])
-        for d in sorted(dirs, key=len, reverse=True):
-            while d:
-                try:
-                    os.rmdir(self.out_top + d)
-                except OSError:
-                    break
-                slash = d.rfind(b"/")
-                d = d[:slash] if slash != -1 else b""
+        if io is None:
+            for d in sorted(dirs, key=len, reverse=True):
+                while d:
+                    if not _rmdir_ok(top + d):
+                        break
+                    slash = d.rfind(b"/")
+                    d = d[:slash] if slash != -1 else b""
+            return
+        # The same removals, each depth's together, deepest first: a
+        # directory is tried once all of its own that were tried are, and
+        # its parent when it went. The directories left are the ones the
+        # serial walk leaves (each empty one up the chains goes).
+        by_depth: dict[int, set[bytes]] = {}
+        for d in dirs:
+            by_depth.setdefault(d.count(b"/"), set()).add(d)
+        for depth in range(max(by_depth, default=-1), -1, -1):
+            tried = sorted(by_depth.get(depth, ()))
+            for d, gone in zip(tried, io.map(_rmdir_ok, [top + d for d in tried]), strict=True):
+                if gone and depth:
+                    by_depth.setdefault(depth - 1, set()).add(d[:d.rfind(b"/")])
 
-    def _dirs_only(self, path: bytes, known: set[bytes]) -> bool:
-        """Whether every leading component of ``path`` is a real directory."""
+    def _leading_dirs_together(self, paths: list[bytes], io: IoPool) -> dict[bytes, object]:
+        """The ``lstat`` of every leading directory of ``paths``, made
+        together (:mod:`iopool`), for :meth:`_dirs_only` to take instead of
+        its own, one at a time: nothing changes the tree before it asks. An
+        answer below something that is no directory is never taken (its walk
+        stops there); any error but ENOENT is asked again at its turn."""
+        dirs: dict[bytes, None] = {}
+        for path in paths:
+            i = path.find(b"/")
+            while i != -1:
+                dirs[path[:i]] = None
+                i = path.find(b"/", i + 1)
+        top = self.out_top
+        return dict(zip(dirs, io.map(_look_dir, [top + d for d in dirs]), strict=True))
+
+    def _dirs_only(self, path: bytes, known: set[bytes], ahead: dict[bytes, object] | None = None) -> bool:
+        """Whether every leading component of ``path`` is a real directory
+        (``ahead``: :meth:`_leading_dirs_together`'s answers)."""
         i = path.find(b"/")
         while i != -1:
             d = path[:i]
             if d not in known:
-                st = _lstat_or_none(self.out_top + d)
+                st = ahead.get(d, _UNSEEN) if ahead else _UNSEEN
+                if st is _UNSEEN:
+                    st = _lstat_or_none(self.out_top + d)
                 if st is None or not stat_mod.S_ISDIR(st.st_mode):
                     return False
                 known.add(d)
@@ -647,6 +678,15 @@ def _look_dir(full: bytes) -> os.stat_result | None | object:
         return None
     except OSError:
         return _UNSEEN
+
+
+def _rmdir_ok(full: bytes) -> bool:
+    """``rmdir``; whether the directory went (a removal's emptied one may not be empty)."""
+    try:
+        os.rmdir(full)
+        return True
+    except OSError:
+        return False
 
 
 def _is_dir(st) -> bool:
