@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Iterator
 from functools import partial
 from itertools import repeat
 
@@ -364,12 +364,7 @@ class Checkout(ParallelCheckout):
         its own, one at a time: nothing changes the tree before it asks. An
         answer below something that is no directory is never taken (its walk
         stops there); any error but ENOENT is asked again at its turn."""
-        dirs: dict[bytes, None] = {}
-        for path in paths:
-            i = path.find(b"/")
-            while i != -1:
-                dirs[path[:i]] = None
-                i = path.find(b"/", i + 1)
+        dirs = dict.fromkeys(d for path in paths for d in _leading_dirs(path))
         top = self.out_top
         return dict(zip(dirs, io.map(_look_dir, [top + d for d in dirs]), strict=True))
 
@@ -513,15 +508,9 @@ class Checkout(ParallelCheckout):
         made, fresh = self._made_dirs, self._fresh_dirs
         levels: dict[int, dict[bytes, None]] = {}
         for e in entries:
-            name = e.name
-            i = name.find(b"/")
-            depth = 0
-            while i != -1:
-                part = name[:i]
+            for depth, part in enumerate(_leading_dirs(e.name)):
                 if part not in made:
                     levels.setdefault(depth, {})[part] = None
-                depth += 1
-                i = name.find(b"/", i + 1)
         top, got = self.out_top, self._dirs_ahead
         for depth in sorted(levels):
             ask = []
@@ -665,13 +654,22 @@ class Checkout(ParallelCheckout):
         if self.progress:
             self.progress.add()
 
-#: :meth:`Checkout._look_ahead`'s "no answer kept": the lookup is made at its turn.
+#: No answer looked up beforehand (:meth:`Checkout._look_ahead`,
+#: :meth:`Checkout._leading_dirs_together`): the lookup is made at its turn.
 _UNSEEN = object()
 
 
+def _leading_dirs(path: bytes) -> Iterator[bytes]:
+    """The leading directories of ``path``, from the top: ``a``, ``a/b`` for ``a/b/c``."""
+    i = path.find(b"/")
+    while i != -1:
+        yield path[:i]
+        i = path.find(b"/", i + 1)
+
+
 def _look_dir(full: bytes) -> os.stat_result | None | object:
-    """``lstat`` of a leading directory for :meth:`Checkout._look_ahead`:
-    None when nothing is there, _UNSEEN for any other error."""
+    """``lstat`` of a leading directory looked up beforehand: None when
+    nothing is there, _UNSEEN for any other error."""
     try:
         return os.lstat(full)
     except FileNotFoundError:
