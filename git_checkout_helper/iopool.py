@@ -28,11 +28,14 @@ Rules that keep the result the serial one:
 
 from __future__ import annotations
 
+import os
+import stat
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
-__all__ = ["IoPool", "io_pool"]
+__all__ = ["UNSEEN", "IoPool", "io_pool", "is_dir", "leading_dirs", "look_ahead_dirs", "look_dir",
+           "lstat_leading_dirs", "remove_emptied_dirs", "rmdir_ok"]
 
 
 class IoPool:
@@ -105,6 +108,110 @@ def _spread(paths: list[bytes]) -> list[int]:
         seen[d] = r + 1
         ranks.append(r)
     return sorted(range(len(paths)), key=ranks.__getitem__)
+
+
+#: No answer asked beforehand: the lookup is made at its turn.
+UNSEEN = object()
+
+
+def leading_dirs(path: bytes) -> Iterator[bytes]:
+    """The leading directories of ``path``, from the top: ``a``, ``a/b`` for ``a/b/c``."""
+    i = path.find(b"/")
+    while i != -1:
+        yield path[:i]
+        i = path.find(b"/", i + 1)
+
+
+def look_dir(full: bytes) -> os.stat_result | None | object:
+    """``lstat`` of a leading directory asked beforehand: None when nothing
+    is there, :data:`UNSEEN` for any other error (asked again at its turn)."""
+    try:
+        return os.lstat(full)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return UNSEEN
+
+
+def is_dir(st) -> bool:
+    """Whether an answer of :func:`look_dir` is a real directory (not a symlink to one)."""
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def rmdir_ok(full: bytes) -> bool:
+    """``rmdir``; whether the directory went (a removal's emptied one may not be empty)."""
+    try:
+        os.rmdir(full)
+        return True
+    except OSError:
+        return False
+
+
+def lstat_leading_dirs(paths: list[bytes], top: bytes, io: IoPool) -> dict[bytes, object]:
+    """The :func:`look_dir` of every leading directory of ``paths`` (below
+    ``top``), made together, for a caller that walks each path from the top
+    and stops at the first that is no directory (so an answer through a
+    symlink is never taken) and changes nothing before it has asked them
+    all (the removals' ``check_leading_path``)."""
+    dirs = dict.fromkeys(d for path in paths for d in leading_dirs(path))
+    return dict(zip(dirs, io.map(look_dir, [top + d for d in dirs]), strict=True))
+
+
+def look_ahead_dirs(names: list[bytes], proven: set[bytes], fresh: set[bytes], top: bytes, io: IoPool,
+                    got: dict[bytes, object]) -> None:
+    """The ``lstat`` of each leading directory of ``names`` not in
+    ``proven`` (directories the checkout made, ``fresh``, or found real),
+    made together into ``got``, for ``create_directories`` to take at its
+    turn instead of its own, when the checkout has written other entries
+    in the meantime.
+
+    An answer is kept only where it is the one the lookup will get at its
+    turn. Nothing the checkout does before then touches a kept one: the
+    files that leave are gone already, a directory is never changed, and
+    what it writes are the entries' own paths, none of them a leading
+    directory. What it does change is a leading component that is no
+    directory (a file, a symlink): it is replaced by a new, empty
+    directory, so the paths below it are absent then, whatever an lstat
+    through a symlink finds now; and a missing one is made, empty. So the
+    directories are asked one depth at a time, and only below real
+    directories; below anything else they are absent without a request.
+    An error other than ENOENT is not kept (:data:`UNSEEN`)."""
+    levels: dict[int, dict[bytes, None]] = {}
+    for name in names:
+        for depth, part in enumerate(leading_dirs(name)):
+            if part not in proven:
+                levels.setdefault(depth, {})[part] = None
+    for depth in sorted(levels):
+        ask = []
+        for part in levels[depth]:
+            slash = part.rfind(b"/")
+            parent = part[:slash] if slash != -1 else None
+            if parent is None or (parent in proven and parent not in fresh):
+                ask.append(part)  # below the top, or a directory already proven
+            elif parent in fresh or parent in got:
+                if parent not in fresh and is_dir(got[parent]):
+                    ask.append(part)
+                else:
+                    got[part] = None  # below what will be (or is) a new, empty directory
+        for part, st in zip(ask, io.map(look_dir, [top + p for p in ask]), strict=True):
+            if st is not UNSEEN:
+                got[part] = st
+
+
+def remove_emptied_dirs(dirs: set[bytes], top: bytes, io: IoPool) -> None:
+    """``unlink_entry``'s ``schedule_dir_for_removal``: ``dirs`` (below
+    ``top``) and each of their parents that is left empty removed, each
+    depth's together, deepest first. A directory is tried once all of its
+    own that were tried are, and its parent when it went: the directories
+    left are the ones a walk up from each, one at a time, leaves."""
+    by_depth: dict[int, set[bytes]] = {}
+    for d in dirs:
+        by_depth.setdefault(d.count(b"/"), set()).add(d)
+    for depth in range(max(by_depth, default=-1), -1, -1):
+        tried = sorted(by_depth.get(depth, ()))
+        for d, gone in zip(tried, io.map(rmdir_ok, [top + d for d in tried]), strict=True):
+            if gone and depth:
+                by_depth.setdefault(depth - 1, set()).add(d[:d.rfind(b"/")])
 
 
 def _none() -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable
 from functools import partial
 from itertools import repeat
 
@@ -40,7 +40,16 @@ from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_c
 from ..coresettings import core_settings
 from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
 from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
-from ..iopool import IoPool, io_pool
+from ..iopool import (
+    UNSEEN,
+    IoPool,
+    io_pool,
+    is_dir,
+    look_ahead_dirs,
+    lstat_leading_dirs,
+    remove_emptied_dirs,
+    rmdir_ok,
+)
 from ..plan import Plan, invalid_paths, worktree_matches
 from ..progress import Progress
 from ..refresh import smudge_racily_clean
@@ -316,7 +325,7 @@ class Checkout(ParallelCheckout):
         # took a leading directory's place. (No path is a leading directory
         # of another: their unlinks may be sent together, :mod:`iopool`.)
         io = self.io()
-        ahead = self._leading_dirs_together(paths, io) if io is not None else None
+        ahead = lstat_leading_dirs(paths, top, io) if io is not None else None
         reals = [self._dirs_only(path, real_dirs, ahead) for path in paths]
         fulls = [top + path for path, real in zip(paths, reals, strict=True) if real]
         lefts = iter(io.map(_unlink_unlooked, fulls) if io is not None else map(_unlink_unlooked, fulls))
@@ -337,46 +346,25 @@ class Checkout(ParallelCheckout):
             slash = path.rfind(b"/")
             if slash != -1 and real:  # (an rmdir through a symlink would reach outside)
                 dirs.add(path[:slash])
-        if io is None:
-            for d in sorted(dirs, key=len, reverse=True):
-                while d:
-                    if not _rmdir_ok(top + d):
-                        break
-                    slash = d.rfind(b"/")
-                    d = d[:slash] if slash != -1 else b""
+        if io is not None:
+            remove_emptied_dirs(dirs, top, io)
             return
-        # The same removals, each depth's together, deepest first: a
-        # directory is tried once all of its own that were tried are, and
-        # its parent when it went. The directories left are the ones the
-        # serial walk leaves (each empty one up the chains goes).
-        by_depth: dict[int, set[bytes]] = {}
-        for d in dirs:
-            by_depth.setdefault(d.count(b"/"), set()).add(d)
-        for depth in range(max(by_depth, default=-1), -1, -1):
-            tried = sorted(by_depth.get(depth, ()))
-            for d, gone in zip(tried, io.map(_rmdir_ok, [top + d for d in tried]), strict=True):
-                if gone and depth:
-                    by_depth.setdefault(depth - 1, set()).add(d[:d.rfind(b"/")])
-
-    def _leading_dirs_together(self, paths: list[bytes], io: IoPool) -> dict[bytes, object]:
-        """The ``lstat`` of every leading directory of ``paths``, made
-        together (:mod:`iopool`), for :meth:`_dirs_only` to take instead of
-        its own, one at a time: nothing changes the tree before it asks. An
-        answer below something that is no directory is never taken (its walk
-        stops there); any error but ENOENT is asked again at its turn."""
-        dirs = dict.fromkeys(d for path in paths for d in _leading_dirs(path))
-        top = self.out_top
-        return dict(zip(dirs, io.map(_look_dir, [top + d for d in dirs]), strict=True))
+        for d in sorted(dirs, key=len, reverse=True):
+            while d:
+                if not rmdir_ok(top + d):
+                    break
+                slash = d.rfind(b"/")
+                d = d[:slash] if slash != -1 else b""
 
     def _dirs_only(self, path: bytes, known: set[bytes], ahead: dict[bytes, object] | None = None) -> bool:
         """Whether every leading component of ``path`` is a real directory
-        (``ahead``: :meth:`_leading_dirs_together`'s answers)."""
+        (``ahead``: :func:`iopool.lstat_leading_dirs`'s answers)."""
         i = path.find(b"/")
         while i != -1:
             d = path[:i]
             if d not in known:
-                st = ahead.get(d, _UNSEEN) if ahead else _UNSEEN
-                if st is _UNSEEN:
+                st = ahead.get(d, UNSEEN) if ahead else UNSEEN
+                if st is UNSEEN:
                     st = _lstat_or_none(self.out_top + d)
                 if st is None or not stat_mod.S_ISDIR(st.st_mode):
                     return False
@@ -414,8 +402,8 @@ class Checkout(ParallelCheckout):
                     if part in self._made_dirs:
                         continue
                     full = top + part
-                    st = self._dirs_ahead.pop(part, _UNSEEN)
-                    if st is _UNSEEN:
+                    st = self._dirs_ahead.pop(part, UNSEEN)
+                    if st is UNSEEN:
                         try:
                             st = os.lstat(full)
                         except FileNotFoundError:
@@ -485,48 +473,17 @@ class Checkout(ParallelCheckout):
     def _look_ahead(self, entries: list[Entry], io: IoPool) -> None:
         """The lookups the writing of ``entries`` makes one directory at a
         time, made together first (:mod:`iopool`; what git lacks): the
-        ``lstat`` of each leading directory (:meth:`_make_leading_dirs`)
-        and whether each directory holds an untracked ``.gitattributes``
-        (the attributes' ``has``). On a latency-bound work tree each is a
-        round trip, and in a switch of the 5,000-file sample they were two
-        fifths of the coordinator's time while it wrote.
-
-        An answer is kept only where it is the one the serial lookup will
-        get at its turn. The checkout changes nothing a kept answer is about
-        before that turn: the files that leave are gone already, a directory
-        is not touched, and what it writes are the entries' own paths, none
-        of them a leading directory (nor a ``.gitattributes`` no source but
-        the work tree knows). What the writing does change is a leading
-        component that is no directory (a file, a symlink): it is replaced
-        by a new, empty directory, so the paths below it are absent then,
-        whatever an lstat through a symlink finds now; and a missing one is
-        made, empty. So the directories are looked at one depth at a
-        time, and only below real directories; below anything else they
-        are known absent without a request. An error other than ENOENT is
-        not kept: the serial lookup meets it at its turn, as before.
+        ``lstat`` of each leading directory (:meth:`_make_leading_dirs`,
+        see :func:`iopool.look_ahead_dirs` for which answers are kept) and
+        whether each directory holds an untracked ``.gitattributes`` (the
+        attributes' ``has``). On a latency-bound work tree each is a round
+        trip, and in a switch of the 5,000-file sample they were two fifths
+        of the coordinator's time while it wrote. The checkout writes no
+        ``.gitattributes`` that only the work tree knows; one below a
+        directory it replaces or makes is not there when asked.
         """
-        made, fresh = self._made_dirs, self._fresh_dirs
-        levels: dict[int, dict[bytes, None]] = {}
-        for e in entries:
-            for depth, part in enumerate(_leading_dirs(e.name)):
-                if part not in made:
-                    levels.setdefault(depth, {})[part] = None
-        top, got = self.out_top, self._dirs_ahead
-        for depth in sorted(levels):
-            ask = []
-            for part in levels[depth]:
-                slash = part.rfind(b"/")
-                parent = part[:slash] if slash != -1 else None
-                if parent is None or (parent in made and parent not in fresh):
-                    ask.append(part)  # below the top, or a directory already proven
-                elif parent in fresh or parent in got:
-                    if parent not in fresh and _is_dir(got[parent]):
-                        ask.append(part)
-                    else:
-                        got[part] = None  # below what will be (or is) a new, empty directory
-            for part, st in zip(ask, io.map(_look_dir, [top + p for p in ask]), strict=True):
-                if st is not _UNSEEN:
-                    got[part] = st
+        got, top = self._dirs_ahead, self.out_top
+        look_ahead_dirs([e.name for e in entries], self._made_dirs, self._fresh_dirs, top, io, got)
         worktree_only = self._attr_worktree_only
         if worktree_only is None or self._attrs_trivial or self.top != self.out_top:
             return
@@ -534,7 +491,7 @@ class Checkout(ParallelCheckout):
         dirs = []
         for d, st in got.items():
             if worktree_only(d):
-                if _is_dir(st):
+                if is_dir(st):
                     dirs.append(d)
                 else:
                     known[d] = False  # new and empty when its attributes are asked
@@ -653,44 +610,6 @@ class Checkout(ParallelCheckout):
             self.report.sequential_items += 1
         if self.progress:
             self.progress.add()
-
-#: No answer looked up beforehand (:meth:`Checkout._look_ahead`,
-#: :meth:`Checkout._leading_dirs_together`): the lookup is made at its turn.
-_UNSEEN = object()
-
-
-def _leading_dirs(path: bytes) -> Iterator[bytes]:
-    """The leading directories of ``path``, from the top: ``a``, ``a/b`` for ``a/b/c``."""
-    i = path.find(b"/")
-    while i != -1:
-        yield path[:i]
-        i = path.find(b"/", i + 1)
-
-
-def _look_dir(full: bytes) -> os.stat_result | None | object:
-    """``lstat`` of a leading directory looked up beforehand: None when
-    nothing is there, _UNSEEN for any other error."""
-    try:
-        return os.lstat(full)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return _UNSEEN
-
-
-def _rmdir_ok(full: bytes) -> bool:
-    """``rmdir``; whether the directory went (a removal's emptied one may not be empty)."""
-    try:
-        os.rmdir(full)
-        return True
-    except OSError:
-        return False
-
-
-def _is_dir(st) -> bool:
-    """Whether an answer of :func:`_look_dir` is a real directory (not a symlink to one)."""
-    return st is not None and stat_mod.S_ISDIR(st.st_mode)
-
 
 def _unlink_unlooked(full: bytes) -> tuple[os.stat_result, OSError] | None:
     """Remove the file at ``full`` without an lstat first (git's
