@@ -312,7 +312,8 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     assert (ours / "out.o").is_file() and (ours / "gen.o" / "f").is_file()
 
 
-def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src, tmp_path, monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True], ids=["full", "sparse-cone"])
+def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src, tmp_path, monkeypatch, sparse):
     """While the files that leave are removed and the others written, the
     coordinator makes no request of its own per directory: each leading
     directory's lstat (Checkout._leading_dirs_together for the removals,
@@ -322,8 +323,14 @@ def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src
     the ones the serial lookups would get: untracked ``.gitattributes``
     count where they stand (d08), not where a symlink that the switch
     replaces led (``lnk`` to d00, whose ``sub`` is a directory too; or the
-    ignored ``sym.o`` to it), as git's result shows."""
+    ignored ``sym.o`` to it), as git's result shows; also in a cone-mode
+    sparse checkout, whose entries outside the cone are neither removed
+    nor written."""
     def prepare(path):
+        if sparse:
+            git(path, "sparse-checkout", "set", "--cone", "--skip-checks", "d00", "d08", "lnk", "sym.o", "deep", "gone",
+                env=src[1])  # (lnk: a symlink here, a directory in other)
+            assert not (path / "d05").exists()
         for d in ("d00", "d00/sub", "d08"):
             (path / d / ".gitattributes").write_text("* eol=crlf\n")  # untracked
         os.symlink("d00", path / "sym.o")  # ignored, where a directory goes (d00 has a sub/ too)
@@ -366,6 +373,7 @@ def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src
     assert (ours / "lnk" / "f0").read_bytes() == b"not d00's\n"
     assert not (ours / "sym.o").is_symlink() and (ours / "sym.o" / "sub" / "f").is_file()
     assert not (ours / "gone").exists() and not (ours / "deep").exists()  # emptied, then removed
+    assert (ours / "d05").exists() != sparse and (ours / "d08").exists()
 
 
 def test_refused_switch_with_the_pool_touches_nothing(src, tmp_path, monkeypatch):
