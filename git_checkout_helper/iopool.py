@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 __all__ = ["UNSEEN", "IoPool", "io_pool", "is_dir", "leading_dirs", "look_ahead_dirs", "look_dir",
-           "lstat_leading_dirs", "remove_emptied_dirs", "rmdir_ok"]
+           "remove_emptied_dirs", "rmdir_ok"]
 
 
 class IoPool:
@@ -147,23 +147,14 @@ def rmdir_ok(full: bytes) -> bool:
         return False
 
 
-def lstat_leading_dirs(paths: list[bytes], top: bytes, io: IoPool) -> dict[bytes, object]:
-    """The :func:`look_dir` of every leading directory of ``paths`` (below
-    ``top``), made together, for a caller that walks each path from the top
-    and stops at the first that is no directory (so an answer through a
-    symlink is never taken) and changes nothing before it has asked them
-    all (the removals' ``check_leading_path``)."""
-    dirs = dict.fromkeys(d for path in paths for d in leading_dirs(path))
-    return dict(zip(dirs, io.map(look_dir, [top + d for d in dirs]), strict=True))
-
-
 def look_ahead_dirs(names: list[bytes], proven: set[bytes], fresh: set[bytes], top: bytes, io: IoPool,
                     got: dict[bytes, object]) -> None:
     """The ``lstat`` of each leading directory of ``names`` not in
     ``proven`` (directories the checkout made, ``fresh``, or found real),
-    made together into ``got``, for ``create_directories`` to take at its
-    turn instead of its own, when the checkout has written other entries
-    in the meantime.
+    made together into ``got``, for a walk of each name from the top to
+    take at its turn instead of its own: ``create_directories``, when the
+    checkout has written other entries in the meantime, or the removals'
+    ``check_leading_path``, before anything is removed.
 
     An answer is kept only where it is the one the lookup will get at its
     turn. Nothing the checkout does before then touches a kept one: the
@@ -172,10 +163,12 @@ def look_ahead_dirs(names: list[bytes], proven: set[bytes], fresh: set[bytes], t
     directory. What it does change is a leading component that is no
     directory (a file, a symlink): it is replaced by a new, empty
     directory, so the paths below it are absent then, whatever an lstat
-    through a symlink finds now; and a missing one is made, empty. So the
-    directories are asked one depth at a time, and only below real
-    directories; below anything else they are absent without a request.
-    An error other than ENOENT is not kept (:data:`UNSEEN`)."""
+    through a symlink finds now; and a missing one is made, empty. (The
+    removals' walk stops at such a component and asks nothing below it.)
+    So the directories are asked one depth at a time, and only below real
+    directories, never through a symlink; below anything else they are
+    absent without a request. An error other than ENOENT is not kept
+    (:data:`UNSEEN`)."""
     levels: dict[int, dict[bytes, None]] = {}
     for name in names:
         for depth, part in enumerate(leading_dirs(name)):

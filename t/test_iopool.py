@@ -303,8 +303,8 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     # The requests went through the pool's threads: the plan's lstats, the
     # removals, and the unlinks of the files rewritten (not the new paths
     # the plan found absent).
-    # (but one: the removal of deep/a, alone at its depth, made by the caller)
-    assert len(sent) > 100 and [name for name in sent if not name.startswith("checkout-io")] == ["MainThread"]
+    # (but two: the lstat and the removal of deep/a, each alone at its depth, made by the caller)
+    assert len(sent) > 100 and [name for name in sent if not name.startswith("checkout-io")] == ["MainThread"] * 2
     # The symlink where a directory goes was removed, not followed:
     assert sorted(os.listdir(ours / "d00")) == sorted(os.listdir(theirs / "d00"))
     assert (ours / "lnk").is_dir() and not (ours / "lnk").is_symlink()
@@ -365,8 +365,9 @@ def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src
             for i in range(len(p)) if p[i:i + 1] == b"/"}
     asked = [(kind, os.path.relpath(p, os.fsencode(ours))) for kind, p in busy[1:]]
     assert {b"gone", b"tofile", b"d00/sub", b"deep/a"} < dirs
-    # (deep/a is the only directory of its depth to try: a request alone is made by its caller)
-    assert [a for a in asked if a[1] in dirs or a[1].endswith(b".gitattributes")] == [("rmdir", b"deep/a")], asked
+    # (deep/a is the only directory of its depth to look at and to remove: a request alone is made by its caller)
+    assert [a for a in asked if a[1] in dirs or a[1].endswith(b".gitattributes")] == [
+        ("lstat", b"deep/a"), ("rmdir", b"deep/a")], asked
     # d08's own file counted; d00's, seen through the symlink, did not:
     assert (ours / "d08" / "new").read_bytes() == b"new 8\r\n"
     assert (ours / "lnk" / "sub" / "f").read_bytes() == b"not d00/sub's\n"

@@ -46,7 +46,6 @@ from ..iopool import (
     io_pool,
     is_dir,
     look_ahead_dirs,
-    lstat_leading_dirs,
     remove_emptied_dirs,
     rmdir_ok,
 )
@@ -325,7 +324,9 @@ class Checkout(ParallelCheckout):
         # took a leading directory's place. (No path is a leading directory
         # of another: their unlinks may be sent together, :mod:`iopool`.)
         io = self.io()
-        ahead = lstat_leading_dirs(paths, top, io) if io is not None else None
+        ahead: dict[bytes, object] = {}
+        if io is not None:
+            look_ahead_dirs(paths, real_dirs, set(), top, io, ahead)
         reals = [self._dirs_only(path, real_dirs, ahead) for path in paths]
         fulls = [top + path for path, real in zip(paths, reals, strict=True) if real]
         lefts = iter(io.map(_unlink_unlooked, fulls) if io is not None else map(_unlink_unlooked, fulls))
@@ -358,7 +359,7 @@ class Checkout(ParallelCheckout):
 
     def _dirs_only(self, path: bytes, known: set[bytes], ahead: dict[bytes, object] | None = None) -> bool:
         """Whether every leading component of ``path`` is a real directory
-        (``ahead``: :func:`iopool.lstat_leading_dirs`'s answers)."""
+        (``ahead``: :func:`iopool.look_ahead_dirs`'s answers)."""
         i = path.find(b"/")
         while i != -1:
             d = path[:i]
