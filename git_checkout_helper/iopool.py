@@ -148,7 +148,7 @@ def rmdir_ok(full: bytes) -> bool:
 
 
 def look_ahead_dirs(names: list[bytes], proven: set[bytes], fresh: set[bytes], top: bytes, io: IoPool,
-                    got: dict[bytes, object]) -> None:
+                    got: dict[bytes, object]) -> list[bytes]:
     """The ``lstat`` of each leading directory of ``names`` not in
     ``proven`` (directories the checkout made, ``fresh``, or found real),
     made together into ``got``, for a walk of each name from the top to
@@ -168,7 +168,8 @@ def look_ahead_dirs(names: list[bytes], proven: set[bytes], fresh: set[bytes], t
     So the directories are asked one depth at a time, and only below real
     directories, never through a symlink; below anything else they are
     absent without a request. An error other than ENOENT is not kept
-    (:data:`UNSEEN`)."""
+    (:data:`UNSEEN`). Returns the directories answered by this call."""
+    answered: list[bytes] = []
     levels: dict[int, dict[bytes, None]] = {}
     for name in names:
         for depth, part in enumerate(leading_dirs(name)):
@@ -186,9 +187,12 @@ def look_ahead_dirs(names: list[bytes], proven: set[bytes], fresh: set[bytes], t
                     ask.append(part)
                 else:
                     got[part] = None  # below what will be (or is) a new, empty directory
+                    answered.append(part)
         for part, st in zip(ask, io.map(look_dir, [top + p for p in ask]), strict=True):
             if st is not UNSEEN:
                 got[part] = st
+                answered.append(part)
+    return answered
 
 
 def remove_emptied_dirs(dirs: set[bytes], top: bytes, io: IoPool) -> None:

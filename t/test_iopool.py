@@ -22,6 +22,7 @@ from conftest import clone_twins, git, isolate_api_env, run_git, twin_env
 from git_checkout_helper import fsinfo, iopool
 from git_checkout_helper.autoworkers import auto_workers, requests_in_flight
 from git_checkout_helper.checkout.options import CheckoutOptions
+from git_checkout_helper.checkout.restore import run_checkout_all
 from git_checkout_helper.checkout.switch import run_checkout
 from git_checkout_helper.checkout.updates import Checkout
 from git_checkout_helper.config import ConfigError, coordinator_threads_setting
@@ -316,8 +317,8 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
 def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src, tmp_path, monkeypatch, sparse):
     """While the files that leave are removed and the others written, the
     coordinator makes no request of its own per directory: each leading
-    directory's lstat (Checkout._leading_dirs_together for the removals,
-    Checkout._look_ahead for the writing), each directory's look for an
+    directory's lstat (iopool.look_ahead_dirs, for the removals and for
+    the writing: Checkout._look_ahead), each directory's look for an
     untracked ``.gitattributes`` and the removal of the emptied
     directories (one depth at a time) were made together. The answers are
     the ones the serial lookups would get: untracked ``.gitattributes``
@@ -375,6 +376,45 @@ def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src
     assert not (ours / "sym.o").is_symlink() and (ours / "sym.o" / "sub" / "f").is_file()
     assert not (ours / "gone").exists() and not (ours / "deep").exists()  # emptied, then removed
     assert (ours / "d05").exists() != sparse and (ours / "d08").exists()
+
+
+def test_checkout_index_prefix_with_the_pool_as_git(src, tmp_path, monkeypatch):
+    """``checkout-index -a --prefix=out/`` with the pool forced on: the
+    directories are made below the prefix (their look-ahead asked there, not
+    in the work tree, whose attributes still count: d08's untracked
+    ``.gitattributes``), a file already in the prefix is left and named,
+    as git does; the index is not touched."""
+    source, env = src
+
+    def prepare(path):
+        (path / "d08" / ".gitattributes").write_text("* eol=crlf\n")  # untracked
+        (path / "out" / "d01").mkdir(parents=True)
+        (path / "out" / "d01" / "f1").write_text("already here\n")
+
+    ours, theirs = clone_twins(source, env, tmp_path, "other", prepare)
+    git(ours, "config", "checkout.coordinatorThreads", "8", env=env)
+    index_before = (ours / ".git" / "index").read_bytes()
+    isolate_api_env(monkeypatch, env["HOME"])
+    asked = []
+    real_map = IoPool.map
+    monkeypatch.setattr(IoPool, "map", lambda self, fn, paths: real_map(self, fn, asked.extend(paths) or paths))
+    err, code = io.StringIO(), 0
+    try:
+        run_checkout_all(Repository.open(str(ours), dict(os.environ)), CheckoutOptions(
+            workers=2, threshold=0, online_cpus=2), prefix="out/", err=err)
+    except CheckoutError as e:  # (as the CLI says it)
+        err.write(f"{e}\n" if str(e) else "")
+        code = e.code
+    theirs_run = run_git(theirs, "-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0",
+                         "checkout-index", "-a", "--prefix=out/", env=env, text=True, check=False)
+    assert (code, err.getvalue()) == (theirs_run.returncode, theirs_run.stderr)
+    assert "out/d01/f1 already exists" in err.getvalue()
+    # The pool asked for the directories below the prefix, none of the work tree's own:
+    out = os.fsencode(ours / "out") + b"/"
+    assert out + b"d08" in asked and all(p.startswith(out) for p in asked), asked
+    assert _tree(ours / "out") == _tree(theirs / "out")
+    assert (ours / "out" / "d08" / "f0").read_bytes() == b"8 0\r\n"
+    assert (ours / ".git" / "index").read_bytes() == index_before
 
 
 def test_refused_switch_with_the_pool_touches_nothing(src, tmp_path, monkeypatch):

@@ -484,15 +484,15 @@ class Checkout(ParallelCheckout):
         directory it replaces or makes is not there when asked.
         """
         got, top = self._dirs_ahead, self.out_top
-        look_ahead_dirs([e.name for e in entries], self._made_dirs, self._fresh_dirs, top, io, got)
+        answered = look_ahead_dirs([e.name for e in entries], self._made_dirs, self._fresh_dirs, top, io, got)
         worktree_only = self._attr_worktree_only
         if worktree_only is None or self._attrs_trivial or self.top != self.out_top:
             return
         known = self._attr_files_ahead
         dirs = []
-        for d, st in got.items():
+        for d in answered:  # (not again those of an earlier call: a switch's symlinks come first)
             if worktree_only(d):
-                if is_dir(st):
+                if is_dir(got[d]):
                     dirs.append(d)
                 else:
                     known[d] = False  # new and empty when its attributes are asked
