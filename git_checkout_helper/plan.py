@@ -408,18 +408,17 @@ def plan_switch(
     ignored in a directory the checkout replaces (default: ``ignored``).
     ``refreshed``: ``old`` went through ``refresh_index`` (refresh.py), so
     an entry whose stat data still differ is modified (``verify_uptodate``).
-    ``io``: the work tree is latency-bound; ``verify_absent``'s lstats are
-    then made together (:meth:`_Worktree.prefetch`). ``head`` None: the
+    ``io``: the work tree is latency-bound; the lstats of the merge and of
+    its ``verify_absent`` checks are then made together, before the first
+    path is merged (:meth:`_TwowayMerge.merge`). ``head`` None: the
     index ``old`` holds exactly HEAD's files (a cache tree valid for HEAD's
     tree), which are then read from its entries (sets :attr:`Plan.merged`).
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
-    differing = m.merge(None if head is None else head.files, target.files)
+    differing = m.merge(None if head is None else head.files, target.files, io)
     if head is None:
         m.plan.merged = differing
-    if io is not None:
-        m.wt.prefetch([e.name for e in m.plan.write if e.name not in old] + m.staged_gone, io)
     m.verify_absent()
     m.verify_absent_removed()
     m.refuse()
@@ -466,7 +465,7 @@ class _TwowayMerge:
         return not worktree_matches(cur, self.top + cur.name, st, self.hash_name, self.to_worktree,
                                     self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
-    def merge(self, hf: dict | None, tf: dict) -> list[bytes]:
+    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None) -> list[bytes]:
         """``twoway_merge`` of each path of HEAD, the target and the index;
         returns the paths HEAD and the target hold otherwise (the ones merged).
 
@@ -483,7 +482,13 @@ class _TwowayMerge:
         ``hf`` None: HEAD's files are the index's entries; they are compared
         with the target's as they stand, not copied into a dictionary of
         their own first (90 ms of a 100,000-file switch), and the index
-        is HEAD at every path."""
+        is HEAD at every path.
+
+        ``io`` (a latency-bound work tree): the lstats that the merge and
+        the checks after it are about to make one by one are made together
+        first (:meth:`_looked_at`, :meth:`_Worktree.prefetch`): on a
+        1 ms-a-request filesystem a near switch of 5,000 files had its 100
+        leaving files looked at one at a time, 180 ms."""
         plan, wt, old, top = self.plan, self.wt, self.old, self.top
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
@@ -496,6 +501,8 @@ class _TwowayMerge:
             in_head = hf.get
             differing = [path for path, mode_oid in tf.items() if in_head(path) != mode_oid]
             differing += [path for path in hf if path not in tf]
+        if io is not None:
+            wt.prefetch(self._looked_at(differing, tf), io)
         plan.entries.update(old)
         for path in differing:
             plan.entries.pop(path, None)
@@ -539,6 +546,18 @@ class _TwowayMerge:
             plan.entries[path] = te
             plan.write.append(te)
         return differing
+
+    def _looked_at(self, differing: list[bytes], tf: dict) -> list[bytes]:
+        """The paths of ``differing`` that :meth:`merge` and the
+        ``verify_absent`` checks may lstat: the leaving ones
+        (``verify_absent_if_directory``), the coming ones, the staged
+        deletions, and the entries both sides hold that ``refresh_index``
+        did not find up to date (``verify_uptodate``). A path the merge
+        then keeps or refuses without a look costs one request more, in
+        the pool."""
+        old, refreshed = self.old, self.refreshed
+        return [path for path in differing
+                if path not in tf or (cur := old.get(path)) is None or not (refreshed and cur.uptodate)]
 
     def verify_absent(self) -> None:
         """``verify_absent``: the new paths must not land on untracked files."""

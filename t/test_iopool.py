@@ -20,6 +20,7 @@ import pytest
 from conftest import clone_twins, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper import fsinfo, iopool
+from git_checkout_helper import plan as plan_mod
 from git_checkout_helper.autoworkers import auto_workers, requests_in_flight
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.restore import run_checkout_all
@@ -28,7 +29,7 @@ from git_checkout_helper.checkout.updates import Checkout
 from git_checkout_helper.config import ConfigError, coordinator_threads_setting
 from git_checkout_helper.errors import CheckoutError
 from git_checkout_helper.iopool import IoPool, io_pool
-from git_checkout_helper.plan import PlanError
+from git_checkout_helper.plan import PlanError, _TwowayMerge
 from git_checkout_helper.repository import Repository
 
 # -- the pool ---------------------------------------------------------------------
@@ -288,17 +289,54 @@ def _switch(src, tmp_path, monkeypatch, workers: int, prepare=None):
     return ours, theirs, got, theirs_run, sent
 
 
+_WORK_TREE_LOOKS = ((os, "lstat"), (os.path, "isfile"), (os, "rmdir"))
+
+
+def _asked_meanwhile(monkeypatch, steps, looks=_WORK_TREE_LOOKS) -> list:
+    """What the coordinator's own thread asks (``(name, path)`` of each of
+    ``looks``, ``(module, function name)`` pairs) while one of ``steps``
+    (``(class, method name)``) runs; the list fills as the switch goes."""
+    asked, busy = [], [False]
+    main = threading.main_thread()
+
+    def spy(kind, real):
+        def ask(p, *a, **k):
+            if busy[0] and threading.current_thread() is main:
+                asked.append((kind, os.fsencode(p)))
+            return real(p, *a, **k)
+        return ask
+
+    def while_busy(real):
+        def step(self, *a, **k):
+            busy[0] = True
+            try:
+                return real(self, *a, **k)
+            finally:
+                busy[0] = False
+        return step
+
+    for mod, kind in looks:
+        monkeypatch.setattr(mod, kind, spy(kind, getattr(mod, kind)))
+    for cls, name in steps:
+        monkeypatch.setattr(cls, name, while_busy(getattr(cls, name)))
+    return asked
+
+
+def _far_prepare(path):
+    """Local state the far switch meets: an untracked file, an ignored one,
+    a local change the switch keeps, an ignored directory where a file goes
+    and an ignored file where a directory goes."""
+    (path / "d05" / "untracked").write_text("mine\n")
+    (path / "d06" / "x.o").write_text("ignored\n")
+    (path / "d07" / "f1").write_text("a local change other keeps\n")
+    (path / "out.o").mkdir()  # ignored: removed, contents and all, for the file
+    (path / "out.o" / "junk").write_text("ignored\n")
+    (path / "gen.o").write_text("ignored, where a directory goes\n")
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
-    def prepare(path):
-        (path / "d05" / "untracked").write_text("mine\n")
-        (path / "d06" / "x.o").write_text("ignored\n")
-        (path / "d07" / "f1").write_text("a local change other keeps\n")
-        (path / "out.o").mkdir()  # ignored: removed, contents and all, for the file
-        (path / "out.o" / "junk").write_text("ignored\n")
-        (path / "gen.o").write_text("ignored, where a directory goes\n")
-
-    ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, workers, prepare)
+    ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, workers, _far_prepare)
     assert run.returncode == 0 and report.coordinator_threads == 8
     assert report.preload_workers == 0  # (too few entries for git's preload, as without the pool)
     # The requests went through the pool's threads: the plan's lstats, the
@@ -311,6 +349,26 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     assert (ours / "lnk").is_dir() and not (ours / "lnk").is_symlink()
     assert (ours / "d05" / "untracked").read_text() == "mine\n"
     assert (ours / "out.o").is_file() and (ours / "gen.o" / "f").is_file()
+
+
+def test_pool_merges_without_a_request_per_path_at_its_turn(src, tmp_path, monkeypatch):
+    """The switch's merge and its verify_absent checks look up no path of
+    theirs in the coordinator's own thread: the leaving files (each looked
+    at for a directory in its place), the coming paths, the staged
+    deletions and the entry with a local change were looked at together
+    through the pool before the first path was merged
+    (_TwowayMerge._looked_at). Against git, with the far switch's local
+    state (kept, refused or removed as git does). (The ignore rules' own
+    lstat of an untracked path in the way, to tell a directory, is not
+    the plan's lookup and is left out.)"""
+    steps = [(_TwowayMerge, name) for name in ("merge", "verify_absent", "verify_absent_removed")]
+    meanwhile = _asked_meanwhile(monkeypatch, steps, [(plan_mod, "_look")])
+    ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, 2, _far_prepare)
+    assert run.returncode == 0 and (ours / "d07" / "f1").read_text() == "a local change other keeps\n"
+    files = {branch: set(git(theirs, "ls-tree", "-r", "--name-only", branch, env=src[1]).splitlines())
+             for branch in ("main", "other")}
+    assert {b"d00/f1", b"gone/a", b"deep/a/b/f"} <= files["main"] - files["other"]
+    assert meanwhile == []
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["full", "sparse-cone"])
@@ -336,35 +394,13 @@ def test_pool_removes_and_writes_without_a_request_per_directory_at_its_turn(src
             (path / d / ".gitattributes").write_text("* eol=crlf\n")  # untracked
         os.symlink("d00", path / "sym.o")  # ignored, where a directory goes (d00 has a sub/ too)
 
-    busy = []  # [True while removing or writing, then what the coordinator itself asked meanwhile]
-    main = threading.main_thread()
-
-    def spy(kind, real):
-        def asked(p, *a, **k):
-            if busy and busy[0] and threading.current_thread() is main:
-                busy.append((kind, os.fsencode(p)))
-            return real(p, *a, **k)
-        return asked
-
-    def while_busy(real):
-        def step(self, *a):
-            busy[:1] = [True]
-            try:
-                return real(self, *a)
-            finally:
-                busy[0] = False
-        return step
-
-    for mod, kind in ((os, "lstat"), (os.path, "isfile"), (os, "rmdir")):
-        monkeypatch.setattr(mod, kind, spy(kind, getattr(mod, kind)))
-    for step in ("remove_files", "write_entries"):
-        monkeypatch.setattr(Checkout, step, while_busy(getattr(Checkout, step)))
+    meanwhile = _asked_meanwhile(monkeypatch, [(Checkout, "remove_files"), (Checkout, "write_entries")])
     ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, 2, prepare)
     assert run.returncode == 0 and report.collided == []  # (lnk/sub made, not taken for d00/sub)
     dirs = {p[:i] for branch in ("main", "other")  # every leading directory of either
             for p in git(theirs, "ls-tree", "-r", "--name-only", branch, env=src[1]).splitlines()
             for i in range(len(p)) if p[i:i + 1] == b"/"}
-    asked = [(kind, os.path.relpath(p, os.fsencode(ours))) for kind, p in busy[1:]]
+    asked = [(kind, os.path.relpath(p, os.fsencode(ours))) for kind, p in meanwhile]
     assert {b"gone", b"tofile", b"d00/sub", b"deep/a"} < dirs
     # (deep/a is the only directory of its depth to look at and to remove: a request alone is made by its caller)
     assert [a for a in asked if a[1] in dirs or a[1].endswith(b".gitattributes")] == [
