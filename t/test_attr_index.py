@@ -109,30 +109,44 @@ def test_a_real_projects_directories_need_no_glob_per_path():
         assert stack._dir_index(path[:slash] if slash != -1 else b"")._others == [], path
         assert stack.check(path) == reference(stack, path), path
 
-    # Beyond the root (whose index holds a literal path), each directory
-    # decides a path by its tail: every distinct tail is matched once.
-    sub = [p for p in paths if b"/" in p and not p.startswith((b"mergetools/", b"t/oid-info/"))]
+    # Each directory decides a path by its extension (its suffixes are all
+    # ``*.ext``): every distinct extension is matched once. The root's
+    # literal paths are probed first and kept out of the memo.
+    root_index = stack._dir_index(b"")
+    assert root_index._by_tail is not None and b".txt" not in root_index._by_tail  # command-list.txt
+    assert stack.check(b"other.txt") == {} and b".txt" in root_index._by_tail
+    assert stack.check(b"command-list.txt") == {b"text": True, b"eol": b"lf"}
+    sub = [p for p in paths if not p.startswith((b"mergetools/", b"t/oid-info/", b"command-list"))]
     for path in sub:
         slash = path.rfind(b"/")
-        index = stack._dir_index(path[:slash])
-        assert index._by_tail is not None and path[-index._tail:] in index._by_tail, path
+        index = stack._dir_index(path[:slash] if slash != -1 else b"")
+        assert index._by_tail is not None and index.memo_key(path, slash) in index._by_tail, path
+    # Directories left with the same patterns share one view, and its memo.
+    dirs = (b"gitweb/static/js", b"compat/win32", b"builtin")
+    index = stack._dir_index(dirs[0])
+    assert all(stack._dir_index(d) is index for d in dirs)
+    for d in dirs:
+        for name in (b"a.js", b"jquery.min.js", b"x.sh", b"run.sh", b"LICENSE", b".sh", b"y.c"):
+            assert stack.check(d + b"/" + name) == reference(stack, d + b"/" + name), name
+    assert sorted(index._by_tail) == [b"", b".bat", b".c", b".js", b".sh"]  # (x.bat: compat/win32, above)
 
 
-SUFFIXES = [b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*.SH", b"*", b"*.md", b"*.h", b"*.[ch]"]
+SUFFIXES = [b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*.SH", b"*", b"*.md", b"*.h", b"*.[ch]", b"*sh", b"*_x.c"]
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_suffixes_alone_are_decided_by_the_tail(seed):
     """An index of suffix patterns (and ``*``) decides each distinct tail
-    once, with the reference's verdict: paths shorter than the longest
-    suffix, tails that reach into the directory, one suffix the tail of
-    another; a glob among them leaves each path to be matched."""
+    (or extension, when every suffix is one) once, with the reference's
+    verdict: paths shorter than the longest suffix, tails that reach into
+    the directory, one suffix the tail of another, suffixes with two dots,
+    none, or one not leading; a glob among them leaves each path to be matched."""
     rng = random.Random(seed)
     lines = [rng.choice(SUFFIXES) + b" " + b" ".join(rng.sample(ATTRS, rng.randint(1, 3)))
              for _ in range(rng.randint(1, 8))]
     files = {b"": b"[attr]mymacro text eol=crlf -ident\n" + b"\n".join(lines) + b"\n"}
     stack = AttributeStack(files.get, lambda d: d in files)
-    names = NAMES + [b"gz", b"c", b"h", b".gz", b"x.tar.gz", b"y.tar.gz", b"tar.gz", b"a.gz.c"]
+    names = NAMES + [b"gz", b"c", b"h", b".gz", b"x.tar.gz", b"y.tar.gz", b"tar.gz", b"a.gz.c", b"a_x.c"]
     paths = [(d + b"/" + n if d else n) for d in (b"", b"s", b"sub/dir.tar", b"a.tar") for n in names]
     rng.shuffle(paths)
     for path in paths + paths:
@@ -142,3 +156,6 @@ def test_suffixes_alone_are_decided_by_the_tail(seed):
         assert index._by_tail is None
     else:
         assert index._by_tail and len(index._by_tail) < len(paths), lines
+        # keyed by the last extension unless a suffix has two dots or none
+        dotted = not any(line.startswith((b"*.tar.gz ", b"*sh ", b"*_x.c ")) for line in lines)
+        assert (index._tail is None) == dotted, lines
