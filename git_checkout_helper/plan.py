@@ -247,10 +247,12 @@ class _Worktree:
     def prefetch(self, paths: list[bytes], io: IoPool) -> None:
         """The lstats :meth:`leading_file` and :meth:`lstat` are about to
         make for ``paths``, made together (:mod:`iopool`): the leading
-        directories first, then the paths below directories only. The
-        cache then holds what the serial lookups would find (nothing changes
-        the work tree while a plan is made); an error other than ENOENT and
-        ENOTDIR is left to the serial lookup to raise, at its turn."""
+        directories first, then the paths below directories only. A path
+        below a missing directory is missing too, without a request (a
+        sparse checkout's entries outside its cone). The cache then holds
+        what the serial lookups would find (nothing changes the work tree
+        while a plan is made); a path below a file or symlink, or below an
+        error other than ENOENT, is left to the serial lookup, at its turn."""
         cache = self._cache
         dirs: dict[bytes, None] = {}
         for path in paths:
@@ -261,17 +263,22 @@ class _Worktree:
                     dirs[d] = None
                 i = path.find(b"/", i + 1)
         self._fill(list(dirs), io)
-
-        def below_dirs(path: bytes) -> bool:
+        ask = []
+        for path in paths:
+            if path in cache:
+                continue
             i = path.find(b"/")
             while i != -1:
-                st = cache.get(path[:i])
-                if st is None or not stat_mod.S_ISDIR(st.st_mode):
-                    return False
+                d = path[:i]
+                st = cache.get(d, _UNKNOWN)
+                if st is None or st is _UNKNOWN or not stat_mod.S_ISDIR(st.st_mode):
+                    if st is None and d not in self.notdir:
+                        self._keep(path, None)  # below a missing directory: missing too
+                    break
                 i = path.find(b"/", i + 1)
-            return True
-
-        self._fill([p for p in paths if p not in cache and below_dirs(p)], io)
+            else:
+                ask.append(path)
+        self._fill(ask, io)
 
     def _fill(self, paths: list[bytes], io: IoPool) -> None:
         top = self.top

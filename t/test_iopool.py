@@ -351,19 +351,28 @@ def test_far_switch_with_the_pool_as_git(src, tmp_path, monkeypatch, workers):
     assert (ours / "out.o").is_file() and (ours / "gen.o" / "f").is_file()
 
 
-def test_pool_merges_without_a_request_per_path_at_its_turn(src, tmp_path, monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True], ids=["full", "sparse-cone"])
+def test_pool_merges_without_a_request_per_path_at_its_turn(src, tmp_path, monkeypatch, sparse):
     """The switch's merge and its verify_absent checks look up no path of
     theirs in the coordinator's own thread: the leaving files (each looked
     at for a directory in its place), the coming paths, the staged
     deletions and the entry with a local change were looked at together
     through the pool before the first path was merged
     (_TwowayMerge._looked_at). Against git, with the far switch's local
-    state (kept, refused or removed as git does). (The ignore rules' own
-    lstat of an untracked path in the way, to tell a directory, is not
+    state (kept, refused or removed as git does), also in a cone-mode
+    sparse checkout (d00's leaving files outside it). (The ignore rules'
+    own lstat of an untracked path in the way, to tell a directory, is not
     the plan's lookup and is left out.)"""
+    def prepare(path):
+        if sparse:
+            git(path, "sparse-checkout", "set", "--cone", "--skip-checks", "d03", "d05", "d06", "d07", "gone",
+                env=src[1])
+            assert not (path / "d00").exists()
+        _far_prepare(path)
+
     steps = [(_TwowayMerge, name) for name in ("merge", "verify_absent", "verify_absent_removed")]
     meanwhile = _asked_meanwhile(monkeypatch, steps, [(plan_mod, "_look")])
-    ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, 2, _far_prepare)
+    ours, theirs, report, run, sent = _switch(src, tmp_path, monkeypatch, 2, prepare)
     assert run.returncode == 0 and (ours / "d07" / "f1").read_text() == "a local change other keeps\n"
     files = {branch: set(git(theirs, "ls-tree", "-r", "--name-only", branch, env=src[1]).splitlines())
              for branch in ("main", "other")}
