@@ -110,17 +110,19 @@ def test_a_real_projects_directories_need_no_glob_per_path():
         assert stack.check(path) == reference(stack, path), path
 
     # Each directory decides a path by its extension (its suffixes are all
-    # ``*.ext``): every distinct extension is matched once. The root's
-    # literal paths are probed first and kept out of the memo.
+    # ``*.ext``): every distinct extension is matched once, whatever its
+    # tail. The root's literal paths are probed first and kept out of the
+    # memos.
     root_index = stack._dir_index(b"")
-    assert root_index._by_tail is not None and b".txt" not in root_index._by_tail  # command-list.txt
-    assert stack.check(b"other.txt") == {} and b".txt" in root_index._by_tail
+    assert root_index._by_ext is not None and b".txt" not in root_index._by_ext  # command-list.txt
+    assert stack.check(b"other.txt") == {} and b".txt" in root_index._by_ext
     assert stack.check(b"command-list.txt") == {b"text": True, b"eol": b"lf"}
     sub = [p for p in paths if not p.startswith((b"mergetools/", b"t/oid-info/", b"command-list"))]
     for path in sub:
         slash = path.rfind(b"/")
         index = stack._dir_index(path[:slash] if slash != -1 else b"")
-        assert index._by_tail is not None and index.memo_key(path, slash) in index._by_tail, path
+        dot = path.rfind(b".", slash + 1)
+        assert index._by_ext is not None and (path[dot:] if dot != -1 else b"") in index._by_ext, path
     # Directories left with the same patterns share one view, and its memo.
     dirs = (b"gitweb/static/js", b"compat/win32", b"builtin")
     index = stack._dir_index(dirs[0])
@@ -128,7 +130,7 @@ def test_a_real_projects_directories_need_no_glob_per_path():
     for d in dirs:
         for name in (b"a.js", b"jquery.min.js", b"x.sh", b"run.sh", b"LICENSE", b".sh", b"y.c"):
             assert stack.check(d + b"/" + name) == reference(stack, d + b"/" + name), name
-    assert sorted(index._by_tail) == [b"", b".bat", b".c", b".js", b".sh"]  # (x.bat: compat/win32, above)
+    assert sorted(index._by_ext) == [b"", b".bat", b".c", b".js", b".sh"]  # (x.bat: compat/win32, above)
 
 
 SUFFIXES = [b"*.sh", b"*.c", b"*.tar.gz", b"*.gz", b"*.SH", b"*", b"*.md", b"*.h", b"*.[ch]", b"*sh", b"*_x.c"]
@@ -156,6 +158,6 @@ def test_suffixes_alone_are_decided_by_the_tail(seed):
         assert index._by_tail is None
     else:
         assert index._by_tail and len(index._by_tail) < len(paths), lines
-        # keyed by the last extension unless a suffix has two dots or none
+        # a second memo, by the last extension, unless a suffix has two dots, none or one not leading
         dotted = not any(line.startswith((b"*.tar.gz ", b"*sh ", b"*_x.c ")) for line in lines)
-        assert (index._tail is None) == dotted, lines
+        assert (index._by_ext is not None) == dotted, lines
