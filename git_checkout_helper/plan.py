@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
-from .iopool import IoPool
+from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
 from .repository import TreeFiles
 
 __all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "reset_needs_update", "worktree_matches"]
@@ -203,11 +203,11 @@ def worktree_matches(
 
 
 _NOT_A_DIR = object()
-_UNKNOWN = object()
 
 
 def _look(full: bytes):
-    """``lstat``, its ENOENT None and ENOTDIR _NOT_A_DIR; another error _UNKNOWN."""
+    """``lstat``, its ENOENT None and ENOTDIR _NOT_A_DIR; another error
+    :data:`iopool.UNSEEN` (raised by the serial lookup, at its turn)."""
     try:
         return os.lstat(full)
     except FileNotFoundError:
@@ -215,7 +215,7 @@ def _look(full: bytes):
     except NotADirectoryError:
         return _NOT_A_DIR
     except OSError:
-        return _UNKNOWN
+        return UNSEEN
 
 
 class _Worktree:
@@ -232,7 +232,7 @@ class _Worktree:
         except KeyError:
             pass
         st = _look(self.top + path)
-        if st is _UNKNOWN:
+        if st is UNSEEN:
             return os.lstat(self.top + path)  # (its error raised here, at its turn)
         return self._keep(path, st)
 
@@ -248,34 +248,24 @@ class _Worktree:
         """The lstats :meth:`leading_file` and :meth:`lstat` are about to
         make for ``paths``, made together (:mod:`iopool`): the leading
         directories first, then the paths below directories only. A path
-        below a missing directory is missing too, without a request (a
-        sparse checkout's entries outside its cone). The cache then holds
+        below a missing directory is missing too, without a request
+        (:meth:`leading_file`'s rule; a sparse checkout's entries outside
+        its cone). The cache then holds
         what the serial lookups would find (nothing changes the work tree
         while a plan is made); a path below a file or symlink, or below an
         error other than ENOENT, is left to the serial lookup, at its turn."""
         cache = self._cache
-        dirs: dict[bytes, None] = {}
-        for path in paths:
-            i = path.find(b"/")
-            while i != -1:
-                d = path[:i]
-                if d not in cache:
-                    dirs[d] = None
-                i = path.find(b"/", i + 1)
-        self._fill(list(dirs), io)
+        self._fill(list({d: None for path in paths for d in leading_dirs(path) if d not in cache}), io)
         ask = []
         for path in paths:
             if path in cache:
                 continue
-            i = path.find(b"/")
-            while i != -1:
-                d = path[:i]
-                st = cache.get(d, _UNKNOWN)
-                if st is None or st is _UNKNOWN or not stat_mod.S_ISDIR(st.st_mode):
+            for d in leading_dirs(path):
+                st = cache.get(d, UNSEEN)
+                if st is UNSEEN or not is_dir(st):
                     if st is None and d not in self.notdir:
                         self._keep(path, None)  # below a missing directory: missing too
                     break
-                i = path.find(b"/", i + 1)
             else:
                 ask.append(path)
         self._fill(ask, io)
@@ -283,7 +273,7 @@ class _Worktree:
     def _fill(self, paths: list[bytes], io: IoPool) -> None:
         top = self.top
         for path, st in zip(paths, io.map(_look, [top + p for p in paths]), strict=True):
-            if st is not _UNKNOWN:
+            if st is not UNSEEN:
                 self._keep(path, st)
 
     def leading_file(self, path: bytes) -> bytes | None:
