@@ -14,8 +14,11 @@ files over random trees, with macros (nested, unset, unspecified).
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pytest
+from conftest import git, twin_env
 
 from git_checkout_helper.attributes import AttributeStack, _LazyPattern
 
@@ -161,3 +164,52 @@ def test_suffixes_alone_are_decided_by_the_tail(seed):
         # a second memo, by the last extension, unless a suffix has two dots, none or one not leading
         dotted = not any(line.startswith((b"*.tar.gz ", b"*sh ", b"*_x.c ")) for line in lines)
         assert (index._by_ext is not None) == dotted, lines
+
+
+# -- the memos against git's checkout ------------------------------------------------------
+
+_TWIN_ATTRIBUTES = {
+    b"": b"*.sh eol=crlf\n*.bat text eol=crlf\nREADME eol=crlf\n/top.txt eol=crlf\n/docs/*.md eol=crlf\n",
+    b"sub": b"*.c -text\n/x.c text eol=crlf\n",  # (a literal path in sub's own file, after a suffix)
+    b"odd": b"*sh eol=crlf\n*.tar.gz eol=crlf\n",  # suffixes that are no extension: no memo by extension
+}
+_TWIN_FILES = [b"top.txt", b"other.txt", b"README", b"a/README", b"a/run.sh", b"a/run.c", b"a/x.bat",
+               b"b/run.sh", b"b/notes.txt", b"b/README.md", b"docs/a.md", b"docs/b.txt", b"docs/sub/c.md",
+               b"sub/x.c", b"sub/y.c", b"sub/z.sh", b"odd/bash", b"odd/x.sh", b"odd/Makefile", b"odd/a.tar.gz",
+               b"odd/b.gz", b"c/.sh", b"c/noext"]
+
+
+def test_checkout_writes_what_git_writes_with_the_memos(tmp_path):
+    """A clone's checkout by ours and by git of files whose line endings the
+    attributes decide: by a plain name (``README``), a literal path (at the
+    root and, as ``/x.c``, in ``sub``'s own file), anchored globs, suffixes
+    that are extensions (both memos) and ones that are not (``*sh``,
+    ``*.tar.gz``), in directories that share one view (``a``, ``b``, ``c``).
+    Every file's bytes are git's."""
+    env = twin_env(tmp_path)
+    src = tmp_path / "src"
+    git(None, "init", "-q", "-b", "main", str(src), env=env)
+    for d, text in _TWIN_ATTRIBUTES.items():
+        (src / d.decode()).mkdir(parents=True, exist_ok=True)
+        (src / d.decode() / ".gitattributes").write_bytes(text)
+    for name in _TWIN_FILES:
+        (src / name.decode()).parent.mkdir(parents=True, exist_ok=True)
+        (src / name.decode()).write_bytes(b"one\ntwo\n")
+    git(src, "add", "-A", env=env)
+    git(src, "commit", "-q", "-m", "files", env=env)
+    trees = {}
+    for who in ("ours", "git"):
+        wt = tmp_path / who
+        git(None, "clone", "-q", "--no-checkout", str(src), str(wt), env=env)
+        if who == "git":
+            git(wt, "-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0", "checkout", "-q", "-f",
+                "HEAD", env=env)
+        else:
+            subprocess.run([sys.executable, "-m", "git_checkout_helper", "parallel-checkout", "-q", "-f", "-j", "2",
+                            "--threshold", "0", "HEAD"], cwd=wt, env=env, check=True, capture_output=True)
+        trees[who] = {name: (wt / name.decode()).read_bytes() for name in _TWIN_FILES}
+    assert trees["ours"] == trees["git"]
+    crlf = {name for name, data in trees["git"].items() if b"\r\n" in data}
+    assert {b"top.txt", b"README", b"a/README", b"a/run.sh", b"b/run.sh", b"docs/a.md", b"sub/x.c",
+            b"odd/bash", b"odd/x.sh", b"odd/a.tar.gz"} <= crlf
+    assert not crlf & {b"other.txt", b"b/README.md", b"sub/y.c", b"odd/Makefile", b"odd/b.gz", b"c/noext"}
