@@ -52,7 +52,7 @@ import sys
 import time
 from collections.abc import MutableMapping
 
-from .entry import CheckoutState, write_pc_item
+from .entry import CheckoutState, write_pc_item, write_pc_items
 from .help import open_manual, version_line
 from .inflate import use_setting as use_inflater_setting
 from .pktline import FLUSH, FLUSH_PKT, PktLineError, PktReader, pkt_line
@@ -279,8 +279,8 @@ def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer) -> i
             writer.start(items)
         out: list[bytes] = []
         last = time.monotonic()
-        for i, item in enumerate(items):
-            status, st = write_pc_item(item, state) if writer is None else writer.result(i)
+        written = write_pc_items(items, state) if writer is None else map(writer.result, range(len(items)))
+        for item, (status, st) in zip(items, written, strict=True):
             if status == _WRITTEN:
                 res = encode_written(item.id, st, stat_layout)
             else:

@@ -274,6 +274,26 @@ class ObjectDatabase:
             raise MissingObject(oid.hex())
         return data
 
+    def packed_blob(self, oid: bytes, limit: int) -> bytes | None:
+        """Blob ``oid`` when a pack this process mapped itself holds it, read
+        whole (at most ``limit`` bytes, or a delta); None for anything else,
+        without saying why: a loose object, an object only dulwich finds, a
+        blob :meth:`read_blob_or_stream` would stream, another type, an
+        error. For reading ahead (``entry.write_pc_items``), which must touch
+        nothing but the mapped packs: a loose object is a file to open (and
+        may be a FIFO that blocks), read at its item's turn as git reads it."""
+        for pack in self._packs_list():
+            if type(pack) is not PackReader:
+                continue
+            try:
+                type_num, data = pack.get_raw_or_stream(oid, limit)
+            except KeyError:
+                continue
+            except (OSError, ValueError, IndexError, AssertionError, *_inflate.ERRORS):
+                return None
+            return data if type_num == OBJ_BLOB and type(data) is bytes else None
+        return None
+
     def read_blob_or_stream(self, oid: bytes, limit: int) -> bytes | BlobStream:
         """Blob ``oid``: its bytes, or a :class:`BlobStream` when it is larger
         than ``limit`` and stored whole (a loose object, or a pack entry that

@@ -18,7 +18,7 @@ import sys
 from ..attributes import ConvAttrs
 from ..autoworkers import auto_workers
 from ..config import AUTO_WORKERS, is_auto, parallel_checkout_configs, threshold_setting
-from ..entry import CheckoutState, write_pc_item
+from ..entry import CheckoutState, write_pc_items
 from ..index import Entry
 from ..pktline import LARGE_PACKET_DATA_MAX
 from ..record import json_bytes, replace
@@ -261,10 +261,9 @@ class ParallelCheckout:
             state.say = lambda m: self.err.write(f"error: {m}\n")  # printed, not a failure (as in helpers)
             status_of, entries, progress = results.status, q.entries, self.progress
             odb = self.repo.odb
-            for i, item in enumerate(q.items):
+            for i, (status, st) in enumerate(write_pc_items(q.items, state)):
                 if i and not i % RELEASE_EVERY_ITEMS:
                     odb.release_pages()  # (as a helper does after each batch)
-                status, st = write_pc_item(item, state)
                 status_of[i] = status
                 if status == WRITTEN:
                     entries[i].fill_stat(st)  # here at once, not kept in results to be read back
