@@ -1,8 +1,9 @@
 """The index file format, read and written as ``read-cache.c`` does.
 
 ``parse_index`` mirrors ``do_read_index``: ``verify_hdr`` (signature,
-versions 2 to 4, the trailing hash, which an all-zero trailer skips as
-``index.skipHash`` asks), ``create_from_disk`` (extended flags,
+versions 2 to 4; the trailing hash is kept, not checked: git checks it only
+for ``git fsck``, which sets ``verify_index_checksum``, and reads an index
+whose hash does not match as any other), ``create_from_disk`` (extended flags,
 version 4's prefix-compressed names with ``varint.c`` numbers), and
 ``read_index_extension``'s rule for extensions: those we know are kept as
 they are (``TREE``, ``REUC``, ``link``, ``UNTR``, ``FSMN``, ``EOIE``,
@@ -18,7 +19,7 @@ ask for them. A file git wrote is written back byte for byte.
 
 Dulwich's reader is not used here: it stops at the first extension whose
 signature is not four uppercase letters (so ``link`` and ``sdir`` were
-silently lost), does not check the trailing hash, and encodes version 4
+silently lost), and encodes version 4
 strip lengths as LEB128 instead of git's offset varint (equal below 128
 only).
 """
@@ -127,10 +128,6 @@ def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
     if not 2 <= version <= 4:
         raise _corrupt(f"error: bad index version {version}")
     trailer = data[size - rawsz:]
-    if trailer != b"\0" * rawsz:
-        h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
-        if h(memoryview(data)[:size - rawsz]).digest() != trailer:
-            raise _corrupt("error: bad index file sha1 signature")
     fixed = _FIXED[rawsz]
     unpack = fixed.unpack_from
     flags_end = fixed.size
