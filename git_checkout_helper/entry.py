@@ -31,7 +31,9 @@ on these machines a git.git checkout's item cost 86 us written one at a
 time and 68-72 us with runs of 16 to 256 (the same reads and system calls,
 measured in one process), and both the user and the system time of a
 sequential clone went down (0.548 s to 0.518 s, 0.136 s to 0.116 s). No
-hardware counter was available here to say which caches it spares.
+hardware counter was available here to say which caches it spares. A
+helper's I/O threads (``--threads``, for latency-bound work trees) still
+write item by item: reading ahead was not measured there.
 
 Beyond git, a helper validates the path first (``..``, ``.git`` in its
 NTFS/HFS spellings, absolute paths, NUL) with dulwich's validators, because it
