@@ -6,7 +6,8 @@ same object id takes the same bytes), nothing held beyond ``READ_AHEAD_BYTES``
 and no blob that would be streamed; a loose object and a read that fails are
 read at the item's turn, after its file is created, and a failure is
 reported there, after the items before it are written. The helper's loop and
-the coordinator's sequential loop both go through it.
+the coordinator's sequential loop both go through it, and a clone's checkout
+through either, with files converted on the way out, writes what git writes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import random
 
 import pytest
-from conftest import git
+from conftest import git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper import entry
 from git_checkout_helper.entry import READ_AHEAD_ITEMS, CheckoutState, write_pc_items
@@ -228,3 +229,60 @@ def test_a_loose_object_is_read_at_its_turn(src, tmp_path, monkeypatch):
     assert log.kinds("read").count(loose.oid) == 1
     assert log.events.index(("open", loose.name)) < log.events.index(("read", loose.oid))
     assert (tmp_path / "wt" / "d0" / "loose").read_bytes() == b"written after the pack\n"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_converted_files_read_ahead_as_git_writes_them(tmp_path, monkeypatch, workers):
+    """A clone's checkout whose blobs are converted on the way out (eol=crlf,
+    ident, working-tree-encoding, text=auto), with one loose object and one
+    blob that streams, ours (-j 1: the coordinator's loop; -j 2: helpers)
+    against git with as many workers: the same bytes, modes, index, status."""
+    from git_checkout_helper.checkout import checkout
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = twin_env(home)
+    isolate_api_env(monkeypatch, home)
+    src = tmp_path / "src"
+    git(None, "init", "-q", str(src), env=env)
+    (src / ".gitattributes").write_text("*.crlf text eol=crlf\n*.id ident\n*.u16 text working-tree-encoding=UTF-16\n"
+                                        "*.auto text=auto\n")
+    rnd = random.Random(3)
+    for i in range(READ_AHEAD_ITEMS * 2):
+        d = src / f"d{i % 3}"
+        d.mkdir(exist_ok=True)
+        lines = b"".join(b"line %d of %d\n" % (k, i) for k in range(1 + i * 3))
+        kind = ("crlf", "id", "u16", "auto", "bin")[i % 5]
+        body = {"id": b"$Id$\n" + lines, "u16": lines.decode().encode("utf-16"),
+                "bin": rnd.randbytes(200 + i)}.get(kind, lines)
+        (d / f"f{i:03}.{kind}").write_bytes(body)
+    (src / "big.crlf").write_bytes(b"a long line of text\n" * 150_000)  # 3 MB: streamed
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "one", env=env)
+    git(src, "gc", "-q", env=env)
+    (src / "d0" / "loose.crlf").write_bytes(b"a loose\nobject\n")
+    git(src, "add", ".", env=env)
+    git(src, "commit", "-qm", "two", env=env)
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    for wt in (theirs, ours):
+        git(None, "clone", "-q", "--no-checkout", str(src), str(wt), env=env)
+    git(theirs, "-c", f"checkout.workers={workers}", "-c", "checkout.thresholdForParallelism=0",
+        "checkout", "-q", "-f", "HEAD", env=env)
+    runs = _runs_read(monkeypatch)
+    checkout(str(ours), None, workers=workers, threshold=0, force=True)
+    if workers == 1:
+        assert sum(runs) == len(git(src, "ls-files", env=env).splitlines())  # every item through a run
+    for wt in (theirs, ours):
+        assert git(wt, "status", "--porcelain", env=env) == b""
+        assert run_git(wt, "diff-files", "--quiet", env=env, check=False).returncode == 0
+
+    def tree(top):
+        return sorted((str(p.relative_to(top)), p.stat().st_mode, p.read_bytes()) for p in top.rglob("*")
+                      if p.is_file() and ".git" not in p.parts)
+
+    assert tree(ours) == tree(theirs)
+    assert git(ours, "ls-files", "-s", env=env) == git(theirs, "ls-files", "-s", env=env)
+    assert (ours / "d0" / "f000.crlf").read_bytes().count(b"\r\n") == 1
+    assert (ours / "d1" / "f001.id").read_bytes().startswith(b"$Id: ")
+    u16 = (ours / "d2" / "f002.u16").read_bytes()
+    assert u16[:2] == b"\xff\xfe" and u16[2:].decode("utf-16-le") == "".join(f"line {k} of 2\n" for k in range(7))
