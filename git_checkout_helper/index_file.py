@@ -1,9 +1,9 @@
 """The index file format, read and written as ``read-cache.c`` does.
 
-``parse_index`` mirrors ``do_read_index``: ``verify_hdr`` (signature,
+``parse_index`` mirrors ``do_read_index``: ``verify_hdr`` (signature and
 versions 2 to 4; the trailing hash is kept, not checked: git checks it only
 for ``git fsck``, which sets ``verify_index_checksum``, and reads an index
-whose hash does not match as any other), ``create_from_disk`` (extended flags,
+whose hash does not match like any other), ``create_from_disk`` (extended flags,
 version 4's prefix-compressed names with ``varint.c`` numbers), and
 ``read_index_extension``'s rule for extensions: those we know are kept as
 they are (``TREE``, ``REUC``, ``link``, ``UNTR``, ``FSMN``, ``EOIE``,
@@ -19,9 +19,8 @@ ask for them. A file git wrote is written back byte for byte.
 
 Dulwich's reader is not used here: it stops at the first extension whose
 signature is not four uppercase letters (so ``link`` and ``sdir`` were
-silently lost), and encodes version 4
-strip lengths as LEB128 instead of git's offset varint (equal below 128
-only).
+silently lost), and encodes version 4 strip lengths as LEB128 instead of
+git's offset varint (equal below 128 only).
 """
 
 from __future__ import annotations

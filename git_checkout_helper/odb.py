@@ -51,6 +51,10 @@ OBJ_BLOB = 3
 #: Largest piece a streamed blob is inflated into at a time.
 STREAM_PIECE = 1 << 20
 _LOOSE_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+#: What a read from one of our mapped packs raises when something is unusual
+#: (an id of the wrong length, a damaged entry): the read is then left to a
+#: slower path that decides (dulwich's, or the item's own read at its turn).
+_UNUSUAL_PACK_READ = (OSError, ValueError, IndexError, AssertionError, *_inflate.ERRORS)
 
 
 class BlobStream:
@@ -289,7 +293,7 @@ class ObjectDatabase:
                 type_num, data = pack.get_raw_or_stream(oid, limit)
             except KeyError:
                 continue
-            except (OSError, ValueError, IndexError, AssertionError, *_inflate.ERRORS):
+            except _UNUSUAL_PACK_READ:
                 return None
             return data if type_num == OBJ_BLOB and type(data) is bytes else None
         return None
@@ -314,7 +318,7 @@ class ObjectDatabase:
                             got = pack.get_raw(oid)
                 except KeyError:
                     continue
-                except (OSError, ValueError, IndexError, AssertionError, *_inflate.ERRORS):
+                except _UNUSUAL_PACK_READ:
                     break  # something unusual (an id of the wrong length...): dulwich decides
                 type_num, data = got
                 if type_num != OBJ_BLOB:
