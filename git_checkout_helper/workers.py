@@ -26,7 +26,8 @@ Two ways to hand out the items (``checkout.distribution``):
   chunk. Early chunks are large (locality, few round trips), late ones small,
   so helpers finish within about one small chunk of each other whatever the
   sizes of the files. While the coordinator still streams items, no chunk
-  is larger than ``Chunker.STREAM_CHUNK``, so that the helpers start early.
+  is larger than ``Chunker.STREAM_CHUNK``, and the first ones are smaller
+  still (``STREAM_FIRST``, then doubling), so that the helpers start early.
 
   Why not git 2007's "steal half of the busiest thread's remaining work"
   (``builtin/pack-objects.c``)? Items sent to a helper cannot be taken back
@@ -166,7 +167,8 @@ class Chunker:
     directory boundary when one lies within a quarter of the chunk's size of
     the cut: a directory's files stay in one helper (one process creating in
     a directory, not two fighting over its lock) as far as sizes allow.
-    While items still arrive, a chunk is at most :attr:`STREAM_CHUNK`.
+    While items still arrive, a chunk is at most :attr:`STREAM_CHUNK`, and at
+    most what was handed out before it (:attr:`STREAM_FIRST` for the first).
     """
 
     FACTOR = 4
@@ -178,6 +180,13 @@ class Chunker:
     #: idle, and as long again for the next helper's; capped, both helpers
     #: write from the first few hundred on (their timeline: 0.2 s sooner).
     STREAM_CHUNK = 512
+    #: The first chunk while items still arrive; the next ones may be as large
+    #: as what was handed out before them (64, 64, 128, 256, then
+    #: ``STREAM_CHUNK``). A first chunk of ``STREAM_CHUNK`` kept the first
+    #: helper waiting for 640 items to be prepared and the second for 1,100
+    #: (10-20 ms of a git.git clone with a CPU idle); paired on git.git, -j 2,
+    #: 8-10 rounds: 1-2% less time for the clone, far and near switch.
+    STREAM_FIRST = 64
 
     def __init__(self, names: Sequence[bytes], n: int, expected: int | None = None) -> None:
         """``expected``: items are still arriving (appended to ``names``) and
@@ -207,10 +216,12 @@ class Chunker:
             return None
         size = max(min(self.MIN_CHUNK, -(-rem // self.n)), -(-rem // (self.FACTOR * self.n)))
         if self._expected is not None:
-            size = min(size, self.STREAM_CHUNK)
+            size = min(size, self.STREAM_CHUNK, max(self.STREAM_FIRST, pos))
         end = pos + size
         last = end + min(self.MIN_CHUNK, size) > nr
-        if self._expected is not None and (end if last else end + size // 4 + 1) > have:
+        # The last chunk takes the rest: while items still arrive, only once
+        # all that were announced are there (or :meth:`close` says that is all).
+        if self._expected is not None and (nr if last else end + size // 4 + 1) > have:
             return None
         end = nr if last else self._dir_cut(pos, end, size // 4)
         self.pos = end

@@ -103,26 +103,59 @@ def _streamed_chunks(names: list[bytes], n: int, expected: int, rng: random.Rand
     return chunks
 
 
+def _stream_cap(start: int) -> int:
+    """The largest chunk (before its directory cut) that may start at ``start``
+    while items still arrive."""
+    return min(Chunker.STREAM_CHUNK, max(Chunker.STREAM_FIRST, start))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_chunker_streamed_cuts_as_when_complete(seed):
-    """Items arriving while chunks are cut (the coordinator streaming): the
-    same chunks as with every item there from the start, when the count
-    announced is right and no chunk is larger than STREAM_CHUNK (as here:
-    see test_chunker_streamed_starts_helpers_early for the others); every
-    item once and in order when it was too high (entries that failed to
-    prepare)."""
+    """Items arriving while chunks are cut (the coordinator streaming): each
+    chunk within the streaming cap for where it starts (STREAM_FIRST, then
+    growing with what was handed out, up to STREAM_CHUNK; a quarter more for
+    a directory cut); once the cap is past the complete chunker's sizes, the
+    same cuts as with every item there from the start, when the count
+    announced is right; every item once and in order when it was too high
+    (entries that failed to prepare)."""
     rng = random.Random(seed)
     names = _names([(f"d{k}", rng.randint(1, 300)) for k in range(rng.randint(1, 12))])
     n = rng.choice([2, 3, 4])
-    complete = Chunker(names, n)
-    want = []
-    while (ch := complete.next()) is not None:
-        want.append(ch)
-    assert max(b - a for a, b in want) <= Chunker.STREAM_CHUNK  # (what this test is about)
-    assert _streamed_chunks(names, n, len(names), rng) == want
-    got = _streamed_chunks(names, n, len(names) + rng.randint(1, 200), rng)
-    assert got[0][0] == 0 and got[-1][1] == len(names)
-    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(got, got[1:], strict=False))
+    for expected in (len(names), len(names) + rng.randint(1, 200)):
+        got = _streamed_chunks(names, n, expected, rng)
+        assert got[0][0] == 0 and got[-1][1] == len(names)
+        assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(got, got[1:], strict=False))
+        cut = [(a, b) for a, b in got if b != len(names)]  # (the last one takes the rest)
+        assert all(b - a <= _stream_cap(a) * 5 // 4 for a, b in cut)
+    # Past the ramp: the complete chunker from the same start cuts the same.
+    got = _streamed_chunks(names, n, len(names), rng)
+    ramp = next((i for i, (a, _b) in enumerate(got) if _stream_cap(a) >= -(-(len(names) - a) // n)), None)
+    if ramp is not None:
+        complete = Chunker(names, n)
+        complete.pos = got[ramp][0]
+        want = []
+        while (ch := complete.next()) is not None:
+            want.append(ch)
+        assert got[ramp:] == want
+
+
+def test_chunker_streamed_last_chunk_waits_for_its_items():
+    """The chunk that takes the rest is not cut while the items it would take
+    are still arriving: 47 announced, 42 there, chunks of 8 from 0, and the
+    one from 32 would end at 47 (a batch naming items not queued yet)."""
+    names = _names([("d", 47)])
+    arrived = names[:42]
+    c = Chunker(arrived, 2, len(names))
+    chunks = []
+    while (ch := c.next()) is not None:
+        chunks.append(ch)
+    assert chunks and chunks[-1][1] <= 42
+    arrived.extend(names[42:])
+    while (ch := c.next()) is not None:
+        chunks.append(ch)
+    assert chunks[-1][1] == 47 and not c.done
+    c.close()
+    assert c.done and all(a[1] == b[0] for a, b in zip(chunks, chunks[1:], strict=False))
 
 
 # --- real helpers ------------------------------------------------------------------
@@ -389,20 +422,27 @@ def test_a_thread_that_raises_stops_the_helper_and_its_threads(source, tmp_path,
 
 
 def test_chunker_streamed_starts_helpers_early():
-    """While items arrive, a chunk is cut once STREAM_CHUNK of them (and the
-    slack for a directory boundary) are there, not a 1/(4n) share of all
-    that are announced; once closed, the rest is shared as before."""
+    """While items arrive, the first chunk is cut once STREAM_FIRST of them
+    (and the slack for a directory boundary) are there, not a 1/(4n) share
+    of all that are announced; later chunks grow with what was handed out,
+    never past STREAM_CHUNK; once closed, the rest is shared as before."""
     names = _names([(f"d{k:03}", 50) for k in range(400)])  # 20,000 items
     arrived: list[bytes] = []
     c = Chunker(arrived, 2, len(names))
-    arrived.extend(names[:Chunker.STREAM_CHUNK + Chunker.STREAM_CHUNK // 4 + 1])
+    first_cut = Chunker.STREAM_FIRST + Chunker.STREAM_FIRST // 4 + 1
+    arrived.extend(names[:first_cut - 1])
+    assert c.next() is None
+    arrived.append(names[first_cut - 1])
     first = c.next()
-    assert first is not None and 0 < first[1] <= Chunker.STREAM_CHUNK + Chunker.STREAM_CHUNK // 4
+    assert first is not None and 0 < first[1] <= Chunker.STREAM_FIRST * 5 // 4
     arrived.extend(names[len(arrived):])
-    sizes = []
+    chunks = []
     while (ch := c.next()) is not None:
-        sizes.append(ch[1] - ch[0])
-    assert max(sizes) <= Chunker.STREAM_CHUNK + Chunker.STREAM_CHUNK // 4
+        chunks.append(ch)
+    sizes = [b - a for a, b in chunks]
+    assert all(b - a <= _stream_cap(a) * 5 // 4 for a, b in chunks)
+    assert sizes[0] <= Chunker.STREAM_FIRST * 5 // 4 < max(sizes)  # a ramp, not one size
+    assert max(sizes) <= Chunker.STREAM_CHUNK * 5 // 4
     c.close()
     while (ch := c.next()) is not None:
         sizes.append(ch[1] - ch[0])
