@@ -14,8 +14,9 @@ kept in a small LRU cache keyed by pack offset (git's delta base cache,
 often. Anything unusual raises, and the caller falls back to dulwich.
 
 Thread-safe for a helper's I/O threads (``--threads``): the mmap is only
-read, and the one LRU cache is shared under a lock held for the dictionary
-operations alone (never while inflating), so that threads writing one
+read, and the one LRU cache is shared: a lookup is one atomic dictionary
+read, and an insertion (with the evictions it causes) holds a lock for the
+dictionary operations alone (never while inflating), so that threads writing one
 directory's files share its delta bases as one process does; two threads
 may rarely rebuild the same base at once, which costs time, not memory
 correctness. A cache per thread would keep K copies of the hot bases.
@@ -257,7 +258,8 @@ class PackReader:
 
     def get_raw(self, oid: bytes) -> tuple[int, bytes]:
         """(type number, content) of ``oid``; KeyError when this pack lacks it."""
-        return self._object_at(self._offset_of(oid), 0)
+        offset = self._offset_of(oid)
+        return self._from_cache(offset) or self._object_at(offset, 0)
 
     def get_raw_or_stream(self, oid: bytes, limit: int):
         """``get_raw``, except that a non-delta entry of more than ``limit``
@@ -265,14 +267,14 @@ class PackReader:
         it a bounded piece at a time (``packfile.c``'s pack_non_delta stream).
         Deltas are read whole: their base must be in memory anyway."""
         offset = self._offset_of(oid)
-        header = type_num, size, pos = self._entry_header(offset)
+        type_num, size, pos = self._entry_header(offset)
         if type_num < OBJ_OFS_DELTA:
             # Not a delta (the common blob): inflated right here, without the
             # base cache's lock.
             if size > limit:
                 return type_num, (size, self._inflate_iter(pos, size))
             return type_num, inflate(self._mv, pos, size)
-        return self._object_at(offset, 0, header)
+        return self._from_cache(offset) or self._delta_at(offset, type_num, size, pos, 0)
 
     def _inflate_iter(self, pos: int, size: int, piece: int = 1 << 20):
         """Inflate ``size`` bytes at ``pos`` in pieces of at most ``piece`` bytes."""
@@ -295,22 +297,22 @@ class PackReader:
             shift += 7
         return type_num, size, pos + 1
 
-    def _object_at(self, offset: int, depth: int, header: tuple[int, int, int] | None = None) -> tuple[int, bytes]:
-        """``unpack_entry``: the object at ``offset``, its delta chain applied;
-        ``header``: its :meth:`_entry_header`, when the caller parsed it
-        already (a delta met by :meth:`get_raw_or_stream`; more than half of
-        a checkout's blobs in some packs)."""
-        with self._lock:
-            cached = self._cache.get(offset)
-            if cached is not None:
-                self._cache.move_to_end(offset)
-                return cached
+    def _object_at(self, offset: int, depth: int) -> tuple[int, bytes]:
+        """``unpack_entry``: the object at ``offset``, its delta chain applied."""
+        type_num, size, pos = self._entry_header(offset)
+        if type_num < OBJ_OFS_DELTA:
+            return type_num, inflate(self._mv, pos, size)
+        return self._delta_at(offset, type_num, size, pos, depth)
+
+    def _delta_at(self, offset: int, type_num: int, size: int, pos: int, depth: int) -> tuple[int, bytes]:
+        """The delta entry at ``offset`` (its header parsed: ``type_num``,
+        ``size``, data at ``pos``) applied to its base, which comes from the
+        cache or is read (and kept) through :meth:`_base`. A blob's own
+        entry is never looked up in the cache: it is read once per checkout,
+        and only a base is ever kept."""
         if depth > MAX_DELTA_DEPTH:
             raise ValueError("delta chain too long")
         m = self._map
-        type_num, size, pos = header or self._entry_header(offset)
-        if type_num < OBJ_OFS_DELTA:
-            return type_num, inflate(self._mv, pos, size)
         if type_num == OBJ_OFS_DELTA:
             c = m[pos]
             rel = c & 0x7F
@@ -336,8 +338,25 @@ class PackReader:
         delta = inflate(self._mv, pos, size)
         return base[0], b"".join(apply_delta(base[1], delta))
 
+    def _from_cache(self, offset: int) -> tuple[int, bytes] | None:
+        """The object at ``offset`` if the delta base cache holds it (made
+        the most recent). No lock: one dictionary read is atomic, and an
+        object another thread evicts meanwhile is only moved if it is still
+        there."""
+        cache = self._cache
+        obj = cache.get(offset)
+        if obj is not None:
+            try:
+                cache.move_to_end(offset)
+            except KeyError:
+                pass
+        return obj
+
     def _base(self, offset: int, depth: int) -> tuple[int, bytes]:
         """A delta base, through the LRU cache (``cache_or_unpack_entry``)."""
+        obj = self._from_cache(offset)
+        if obj is not None:
+            return obj
         obj = self._object_at(offset, depth + 1)
         cache = self._cache
         n = len(obj[1])
