@@ -99,19 +99,27 @@ class ParallelCheckout:
             for _ in range(n):
                 self.progress.add()
 
-    def helper_filter(self, ca: ConvAttrs) -> bytes | None:
-        """The driver a helper runs itself for these attributes (one marked
-        ``filter.<name>.parallel``, helpers of ours started with ``--filters``)."""
-        return ca.drv.name if self.helper_filters and ca.filter_parallel else None
+    def item_room(self, ca: ConvAttrs) -> tuple[int, bytes | None]:
+        """``is_eligible_for_parallel_checkout`` for a regular file with these
+        attributes, but for its name: (the longest name whose item fits one
+        packet, -1 when no item may carry them: a filter), and the driver a
+        helper runs itself (one marked ``filter.<name>.parallel``, helpers of
+        ours started with ``--filters``), or None. Worked out once per
+        attributes object: the paths that share one share it (conv_attrs)."""
+        room = self._rooms.get(ca)
+        if room is None:
+            filt = ca.drv.name if self.helper_filters and ca.filter_parallel else None
+            if ca.parallel_eligible or filt is not None:
+                room = (LARGE_PACKET_DATA_MAX - FIXED_PORTION_SIZE - len(ca.working_tree_encoding or b"")
+                        - len(filt or b""), filt)
+            else:
+                room = (-1, None)
+            self._rooms[ca] = room
+        return room
 
     def eligible(self, ca: ConvAttrs, name: bytes) -> bool:
-        """``is_eligible_for_parallel_checkout`` for a regular file: no filter
-        (but one :meth:`helper_filter` names), and an item that fits one packet."""
-        filt = self.helper_filter(ca)
-        if not (ca.parallel_eligible or filt is not None):
-            return False
-        return (FIXED_PORTION_SIZE + len(name) + len(ca.working_tree_encoding or b"") + len(filt or b"")
-                <= LARGE_PACKET_DATA_MAX)
+        """Whether ``name``, with attributes ``ca``, is the helpers' (:meth:`item_room`)."""
+        return len(name) <= self.item_room(ca)[0]
 
     def choose_workers(self, nr: int) -> tuple[int, int]:
         """``get_parallel_checkout_configs`` with ``-j`` on top; then git's rule

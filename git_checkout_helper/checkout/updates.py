@@ -93,6 +93,7 @@ class Checkout(ParallelCheckout):
         self._attrs_trivial = True  # no attribute source anywhere: skip matching
         self._attr_cache: dict[int, tuple[dict, ConvAttrs]] = {}  # see conv_attrs
         self._no_attrs: ConvAttrs | None = None
+        self._rooms: dict[ConvAttrs, tuple[int, bytes | None]] = {}  # see item_room
         self.progress: Progress | None = None
         self.pool = None  # helpers started ahead of the queue
         self._stream = None  # the helpers' run while items still stream to them (write_entries)
@@ -596,14 +597,15 @@ class Checkout(ParallelCheckout):
             self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
             return
         ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
-        if ca is not None and self.eligible(ca, e.name):
-            filt = self.helper_filter(ca)
-            # By position, as wire.decode_item builds it (0: attr_action).
-            queue.items.append(PcItem(len(queue.items), e.oid, e.mode, e.name, ca.crlf_action, ca.ident,
-                                      ca.working_tree_encoding, self.algo, 0, filt))
-            queue.entries.append(e)
-            queue.attrs.append(ca)
-            return
+        if ca is not None:
+            room, filt = self.item_room(ca)
+            if len(e.name) <= room:
+                # By position, as wire.decode_item builds it (0: attr_action).
+                queue.items.append(PcItem(len(queue.items), e.oid, e.mode, e.name, ca.crlf_action, ca.ident,
+                                          ca.working_tree_encoding, self.algo, 0, filt))
+                queue.entries.append(e)
+                queue.attrs.append(ca)
+                return
         st = self.write_special(e, ca)
         if st is not None:
             e.fill_stat(st)
