@@ -523,6 +523,12 @@ def _in_dir(pattern: _LazyPattern, d: bytes) -> tuple[str, bytes | None]:
         kind, key, sample = "name", last, last
     else:
         return "other", None
+    slash = full.rfind(b"/")
+    where = full[:slash] if slash != -1 else b""
+    if not _WILDCARDS.intersection(where):
+        # A literal directory (``/t/t4013/*``: most anchored patterns of
+        # git.git's files) names one directory: no expression compiled.
+        return (kind, key) if where == d else ("none", None)
     return (kind, key) if pattern.match(d + b"/" + sample if d else sample) else ("none", None)
 
 

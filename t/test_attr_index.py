@@ -111,6 +111,12 @@ def test_a_real_projects_directories_need_no_glob_per_path():
         slash = path.rfind(b"/")
         assert stack._dir_index(path[:slash] if slash != -1 else b"")._others == [], path
         assert stack.check(path) == reference(stack, path), path
+    # An anchored pattern whose directory is literal (``/mergetools/*``) is
+    # decided for a directory by comparing names: its expression is never
+    # compiled (the reference above matches with copies of the patterns).
+    literal = {p.pattern: p for p, _states in stack._dir_patterns(b"")
+               if p.pattern in (b"/mergetools/*", b"/t/oid-info/*", b"/templates/hooks/*.sample")}
+    assert len(literal) == 3 and all(p._regex is None for p in literal.values())
 
     # Each directory decides a path by its extension (its suffixes are all
     # ``*.ext``): every distinct extension is matched once, whatever its
