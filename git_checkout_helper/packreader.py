@@ -16,10 +16,11 @@ often. Anything unusual raises, and the caller falls back to dulwich.
 Thread-safe for a helper's I/O threads (``--threads``): the mmap is only
 read, and the one LRU cache is shared: a lookup is one atomic dictionary
 read, and an insertion (with the evictions it causes) holds a lock for the
-dictionary operations alone (never while inflating), so that threads writing one
-directory's files share its delta bases as one process does; two threads
-may rarely rebuild the same base at once, which costs time, not memory
-correctness. A cache per thread would keep K copies of the hot bases.
+dictionary operations alone (never while inflating), so that threads
+writing one directory's files share its delta bases as one process does;
+two threads may rarely rebuild the same base at once, which costs time,
+not memory correctness. A cache per thread would keep K copies of the hot
+bases.
 """
 
 from __future__ import annotations
@@ -307,9 +308,9 @@ class PackReader:
     def _delta_at(self, offset: int, type_num: int, size: int, pos: int, depth: int) -> tuple[int, bytes]:
         """The delta entry at ``offset`` (its header parsed: ``type_num``,
         ``size``, data at ``pos``) applied to its base, which comes from the
-        cache or is read (and kept) through :meth:`_base`. A blob's own
-        entry is never looked up in the cache: it is read once per checkout,
-        and only a base is ever kept."""
+        cache or is read (and kept) through :meth:`_base`. The entry itself
+        is not looked up in the cache here: its callers have done that
+        (:meth:`get_raw`, :meth:`get_raw_or_stream`, :meth:`_base`)."""
         if depth > MAX_DELTA_DEPTH:
             raise ValueError("delta chain too long")
         m = self._map
