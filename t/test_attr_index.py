@@ -178,11 +178,15 @@ _TWIN_ATTRIBUTES = {
     b"": b"*.sh eol=crlf\n*.bat text eol=crlf\nREADME eol=crlf\n/top.txt eol=crlf\n/docs/*.md eol=crlf\n",
     b"sub": b"*.c -text\n/x.c text eol=crlf\n",  # (a literal path in sub's own file, after a suffix)
     b"odd": b"*sh eol=crlf\n*.tar.gz eol=crlf\n",  # suffixes that are no extension: no memo by extension
+    # git.git's t/.gitattributes shapes: anchored, a literal directory (decided
+    # by comparing names), and one whose directory is a glob (an expression)
+    b"t": b"/t4013/* eol=crlf\n/t4256/1/* eol=crlf\n/t9*/*.dump eol=crlf\n",
 }
 _TWIN_FILES = [b"top.txt", b"other.txt", b"README", b"a/README", b"a/run.sh", b"a/run.c", b"a/x.bat",
                b"b/run.sh", b"b/notes.txt", b"b/README.md", b"docs/a.md", b"docs/b.txt", b"docs/sub/c.md",
                b"sub/x.c", b"sub/y.c", b"sub/z.sh", b"odd/bash", b"odd/x.sh", b"odd/Makefile", b"odd/a.tar.gz",
-               b"odd/b.gz", b"c/.sh", b"c/noext"]
+               b"odd/b.gz", b"c/.sh", b"c/noext", b"t/t4013/a", b"t/t4013/sub/b", b"t/t4013x/c", b"t/t4256/1/d",
+               b"t/t4256/e", b"t/t9300/x.dump", b"t/t9300/y.txt", b"t/t4013.dump"]
 
 
 def test_checkout_writes_what_git_writes_with_the_memos(tmp_path):
@@ -217,5 +221,6 @@ def test_checkout_writes_what_git_writes_with_the_memos(tmp_path):
     assert trees["ours"] == trees["git"]
     crlf = {name for name, data in trees["git"].items() if b"\r\n" in data}
     assert {b"top.txt", b"README", b"a/README", b"a/run.sh", b"b/run.sh", b"docs/a.md", b"sub/x.c",
-            b"odd/bash", b"odd/x.sh", b"odd/a.tar.gz"} <= crlf
-    assert not crlf & {b"other.txt", b"b/README.md", b"sub/y.c", b"odd/Makefile", b"odd/b.gz", b"c/noext"}
+            b"odd/bash", b"odd/x.sh", b"odd/a.tar.gz", b"t/t4013/a", b"t/t4256/1/d", b"t/t9300/x.dump"} <= crlf
+    assert not crlf & {b"other.txt", b"b/README.md", b"sub/y.c", b"odd/Makefile", b"odd/b.gz", b"c/noext",
+                       b"t/t4013/sub/b", b"t/t4013x/c", b"t/t4256/e", b"t/t9300/y.txt", b"t/t4013.dump"}
