@@ -291,6 +291,30 @@ def test_pool_streamed_more_than_announced(source, tmp_path):
     assert all(status == WRITTEN for status in results.status)
 
 
+@pytest.mark.parametrize("missing", [1, 2, 11])
+def test_pool_streamed_fewer_than_announced(source, tmp_path, missing):
+    """A stream that brings fewer items than it announced (the coordinator
+    announces every regular file and queues none for one that fails to
+    prepare): the chunk that takes the rest is not sent while the stream is
+    open, so no batch names an item that does not exist; every item that
+    came is written once, and the rest goes out when the stream closes."""
+    items, arrived, answered, run = _stream(source, tmp_path, None)
+    came = items[: len(items) - missing]
+    arrived.extend(came)
+    deadline = time.monotonic() + 60
+    while True:  # until every batch sent is answered and nothing more is cut while the stream is open
+        assert time.monotonic() < deadline, "the stream's answers stopped"
+        before = run.feed.pos
+        run.pump()  # (where a batch naming a missing item raised IndexError)
+        assert run.feed.pos <= len(came)
+        if len(answered) == run.feed.pos == before:
+            break
+    assert len(came) - run.feed.pos < 2 * Chunker.MIN_CHUNK  # (only the last chunk waits for the close)
+    results = run.finish()
+    assert len(results) == len(came) and sorted(answered) == list(range(len(came)))
+    assert all(status == WRITTEN for status in results.status)
+
+
 def test_pool_streams_only_in_dynamic_mode(source, tmp_path):
     pool = HelperPool(["true"], 1, cwd=str(tmp_path), env=None)
     with pytest.raises(ValueError):
