@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .wrapper import write_in_full
+from .wrapper import write_locked
 
 __all__ = ["append_section", "enable_worktree_config", "quote_value", "set_branch_upstream"]
 
@@ -58,24 +58,12 @@ def enable_worktree_config(path: str) -> None:
 
 
 def _replace(path: str, data: bytes) -> None:
-    """``data`` into ``path`` under ``<path>.lock``, its mode kept."""
-    lock = path + ".lock"
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    """``data`` into ``path`` under ``<path>.lock`` (:func:`wrapper.write_locked`), its mode kept."""
     try:
-        try:
-            write_in_full(fd, data)
-            mode = os.stat(path).st_mode & 0o7777 if os.path.exists(path) else None
-            if mode is not None:
-                os.fchmod(fd, mode)
-        finally:
-            os.close(fd)
-        os.rename(lock, path)
-    except BaseException:
-        try:
-            os.unlink(lock)
-        except FileNotFoundError:
-            pass
-        raise
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    write_locked(path, data, mode)
 
 
 def set_branch_upstream(path: str, branch: bytes, remote: bytes, merge: bytes) -> None:

@@ -45,7 +45,6 @@ does not: its items are the paths it verified itself, with the repository's
 
 from __future__ import annotations
 
-import copy
 import errno
 import os
 import stat as stat_mod
@@ -157,7 +156,8 @@ class CheckoutState:
         own directory caches (``has_dirs_only_path``'s last good directory,
         ``verify_item_path``'s valid directories), so threads never share a
         cache that one of them is updating."""
-        view = copy.copy(self)
+        view = object.__new__(type(self))  # (copy.copy's result, without its 1.6 ms of import)
+        view.__dict__.update(self.__dict__)
         view._good_dir = None
         view.valid_dirs = set()
         view.ahead = {}

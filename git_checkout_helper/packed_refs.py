@@ -20,8 +20,16 @@ from __future__ import annotations
 
 import os
 import re
+from binascii import unhexlify
 
-__all__ = ["install", "read_packed_refs"]
+from .objects import OBJ_TAG, parse_object
+from .wrapper import write_locked
+
+__all__ = ["PACKED_REFS_HEADER", "install", "peel_refs", "read_packed_refs", "write_packed_refs"]
+
+#: The header git writes (``PACKED_REFS_HEADER``) and what its traits follow.
+PACKED_REFS_PREFIX = b"# pack-refs with:"
+PACKED_REFS_HEADER = PACKED_REFS_PREFIX + b" peeled fully-peeled sorted \n"
 
 _HEX = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
 #: Bytes a name may hold: printable ASCII but space and ``*:?[\\^~`` (``check_ref_format``).
@@ -37,9 +45,11 @@ _LINES = re.compile(rb"^" + _REF + rb"(?:" + _PEELED + rb")?", re.M)
 _BAD_NAME = (b"..", b"@{", b"/.", b"//", b".lock/", b".lock\n", b"/\n", b".\n")
 
 
-def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes]] | None:
-    """(refs, peeled) of a ``packed-refs`` file's bytes, as dulwich reads
-    them (the last line of a name wins); None when dulwich must decide."""
+def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes], bytes | None] | None:
+    """(refs, peeled, scope) of a ``packed-refs`` file's bytes: refs and
+    peeled ids as dulwich reads them (the last line of a name wins), and
+    the names whose peeling the file records, by prefix (``b""``: every
+    ref, ``b"refs/tags/"``; None: no ref's); None when dulwich must decide."""
     if data and not data.endswith(b"\n"):
         data += b"\n"
     found = _LINES.findall(data)
@@ -51,12 +61,27 @@ def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes
     if any(bad in data for bad in _BAD_NAME):  # (no id holds these bytes; a comment that does only costs the fast path)
         return None
     header = data[: data.find(b"\n")]
+    traits = header[len(PACKED_REFS_PREFIX):].split() if header.startswith(PACKED_REFS_PREFIX) else []
     with_peeled = header.startswith(b"# pack-refs") and b" peeled" in header
     if not with_peeled and any(peeled for _sha, _name, peeled in found):
         return None  # dulwich refuses peeled lines without the header
     refs = {name: sha for sha, name, _peeled in found}
     peeled = {name: p for _sha, name, p in found if p} if with_peeled else {}
-    return refs, peeled
+    # packed-backend.c's traits: "fully-peeled" (every ref's peeled id is
+    # there when it has one), "peeled" (those of refs/tags/ only).
+    scope = b"" if b"fully-peeled" in traits else b"refs/tags/" if b"peeled" in traits else None
+    return refs, peeled, scope
+
+
+def write_packed_refs(path: str, refs: dict[bytes, tuple[bytes, bytes | None]]) -> None:
+    """A new ``packed-refs`` as ``packed-backend.c``'s ``write_with_updates``
+    writes one: git's header (every ref peeled, names sorted), then each ref
+    (name: (id, peeled id or None)) in name order, with ``^<peeled id>`` after
+    one that names an annotated tag. Nothing when there is no ref, as git."""
+    if refs:
+        write_locked(path, PACKED_REFS_HEADER + b"".join(
+            sha + b" " + name + b"\n" + (b"^" + peeled + b"\n" if peeled else b"")
+            for name, (sha, peeled) in sorted(refs.items())))
 
 
 def install(refs) -> None:
@@ -90,8 +115,37 @@ def install(refs) -> None:
                 return dulwich_reader()
             if parsed is None:
                 return dulwich_reader()
-            refs._packed_refs, refs._peeled_refs = parsed
+            refs._packed_refs, refs._peeled_refs, _scope = parsed
             refs._packed_refs_key = key
         return refs._packed_refs
 
     refs.get_packed_refs = get_packed_refs
+
+
+def peel_refs(odb, refs: dict[bytes, bytes],
+              known: dict[bytes, bytes | None] | None = None) -> dict[bytes, bytes | None]:
+    """``peel_object`` for each ref (name: id), as ``write_with_updates``
+    records it: the id its chain of tags ends at, None for a ref that names
+    no tag (or an object that cannot be read). A tag's own header says what
+    it names, so the end of the chain is never read (a partial clone may
+    lack it). What a source's ``packed-refs`` knows (``known``) is taken
+    from it. ``odb``: an :class:`odb.ObjectDatabase` holding the objects."""
+    algo = odb.git_hash_algo.name
+    out: dict[bytes, bytes | None] = {}
+    for name, sha in refs.items():
+        if known is not None and name in known:
+            out[name] = known[name]
+            continue
+        peeled = None
+        try:
+            type_num, raw = odb.read_raw(unhexlify(sha))
+            while type_num == OBJ_TAG:
+                kind, peeled = parse_object(type_num, raw, sha, algo).object
+                if kind != b"tag":
+                    break
+                sha = peeled
+                type_num, raw = odb.read_raw(unhexlify(sha))
+        except (KeyError, ValueError):
+            peeled = None
+        out[name] = peeled
+    return out

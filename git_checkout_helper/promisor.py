@@ -352,6 +352,7 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
     from .config import read_config
     from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
     from .odb import discover
+    from .packed_refs import write_packed_refs
 
     spec = expand_filter(filter_spec)
     repo = Repo.init(directory, mkdir=False)
@@ -390,7 +391,7 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
         want = (b"refs/heads/" + branch.encode()) if branch else head_ref
         if branch and want not in refs:
             raise CloneError(f"Remote branch {branch} not found in upstream origin")
-        repo.refs.add_packed_refs(packed)
+        write_packed_refs(os.path.join(gitdir, "packed-refs"), _peeled_as_git(gitdir, packed))
         if head_ref is not None and head_ref in refs:
             os.makedirs(os.path.join(gitdir, "refs", "remotes", "origin"), exist_ok=True)
             repo.refs.set_symbolic_ref(b"refs/remotes/origin/HEAD",
@@ -415,6 +416,20 @@ def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str
         return target
     finally:
         repo.close()
+
+
+def _peeled_as_git(gitdir: str, refs: dict[bytes, bytes]) -> dict[bytes, tuple[bytes, bytes | None]]:
+    """The clone's refs with their peeled ids (:func:`packed_refs.peel_refs`),
+    read from the promisor pack just fetched (tags are never filtered out)."""
+    from .odb import ObjectDatabase
+    from .packed_refs import peel_refs
+
+    odb = ObjectDatabase(os.path.join(gitdir, "objects"))
+    try:
+        peeled = peel_refs(odb, refs)
+    finally:
+        odb.close()
+    return {name: (sha, peeled[name]) for name, sha in refs.items()}
 
 
 def _format_version_first(cfg):

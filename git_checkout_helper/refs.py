@@ -11,9 +11,10 @@ adds to every command's start-up, when a checkout reads two or three refs.
 Reading is all :class:`Refs` does itself, and only for what it knows it
 reads as that container reads it: names its fast check judges
 (:func:`_loose_name`, the rules of ``check_ref_format``), and a
-``packed-refs`` file :func:`packed_refs.read_packed_refs` parses. Anything
-else (an unusual name or file, listing refs, writing them) goes to
-dulwich's container, made on first need, so the answers never differ.
+``packed-refs`` file :func:`packed_refs.read_packed_refs` parses; and the
+listing a clone takes from its source (:meth:`Refs.all_refs`). Anything
+else (an unusual name or file, writing refs) goes to dulwich's container,
+made on first need, so the answers never differ.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = ["Refs", "check_ref_format", "is_per_worktree_ref"]
 SYMREF = b"ref: "
 #: ``SYMREF_MAXDEPTH``: symbolic refs followed at most this deep.
 SYMREF_MAXDEPTH = 5
+_HEXDIGITS = b"0123456789abcdef"
 
 #: One component ``check_ref_format`` allows: no control byte, space, DEL,
 #: ``~^:?*[\\`` or slash, and no leading dot (``..``, ``@{``, a trailing dot
@@ -76,6 +78,7 @@ class Refs:
         self._container = None
         self._packed: dict[bytes, bytes] | None = None
         self._packed_key = None
+        self._peeled: dict[bytes, bytes | None] = {}
 
     def _dulwich(self):
         """dulwich's refs container on the same directories, with the fast
@@ -122,9 +125,42 @@ class Refs:
             except OSError:
                 parsed = None
             if parsed is None:
+                self._peeled = {}
                 return self._dulwich().get_packed_refs()
-            self._packed, self._packed_key = parsed[0], key
+            (self._packed, peeled, scope), self._packed_key = parsed, key
+            self._peeled = {} if scope is None else {
+                name: peeled.get(name) for name in self._packed if name.startswith(scope)}
         return self._packed
+
+    def packed_peeled(self) -> dict[bytes, bytes | None]:
+        """What ``packed-refs`` tells of its refs' peeled ids, by name: the
+        id a ref's chain of tags ends at, None for a ref that names no tag;
+        refs its traits leave unknown are not there (see
+        :func:`packed_refs.read_packed_refs`)."""
+        self.get_packed_refs()
+        return self._peeled
+
+    def all_refs(self) -> dict[bytes, bytes]:
+        """Every ref under ``refs/`` with the id it ends at, loose over
+        packed, symbolic ones followed: the refs ``upload-pack`` advertises
+        to a clone (the files backend's iteration). A name
+        ``check_refname_format`` refuses, and a ref that resolves to no id
+        (broken, dangling), are left out, as git leaves them out with a
+        warning."""
+        packed = self.get_packed_refs()
+        out: dict[bytes, bytes] = {}
+        loose = set()
+        top = os.path.join(self.commondir, "refs")
+        for root, _dirs, files in os.walk(top):
+            rel = os.fsencode(os.path.relpath(root, self.commondir))
+            loose.update(rel + b"/" + os.fsencode(f) for f in files)
+        for name in sorted(loose.union(packed)):
+            if not check_ref_format(name[5:]):
+                continue
+            sha = self.follow(name)[1] if name in loose else packed[name]
+            if sha is not None and len(sha) in (40, 64) and not sha.strip(_HEXDIGITS):
+                out[name] = sha
+        return out
 
     def read_ref(self, name: bytes) -> bytes | None:
         """The ref's own value, symbolic refs not followed."""

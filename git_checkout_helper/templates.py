@@ -12,16 +12,18 @@ first that exists.
 entry that already exists in the repository is kept, directories are made
 and walked, symbolic links copied as links, files copied with their mode.
 We copy after the repository was made (git copies into the empty
-directory first), so what our repository creation adds of its own
-(``description``, ``info/exclude``, empty ``branches/``, ``hooks/`` and
-``info/``: git makes none of them) goes first, and a template ``config``
-is merged (:func:`_merge_config`) rather than copied.
+directory first), so what a repository made by dulwich has of its own (a
+partial clone's: ``description``, ``info/exclude``, empty ``branches/``,
+``hooks/`` and ``info/``; git makes none of them, nor does
+:func:`init_db.init_db`) goes first, and a template ``config`` is merged
+(:func:`_merge_config`) rather than copied.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+
+from .wrapper import write_in_full
 
 __all__ = ["DEFAULT_GIT_TEMPLATE_DIRS", "copy_templates", "template_dir"]
 
@@ -29,7 +31,7 @@ __all__ = ["DEFAULT_GIT_TEMPLATE_DIRS", "copy_templates", "template_dir"]
 DEFAULT_GIT_TEMPLATE_DIRS = ("/usr/share/git-core/templates", "/usr/local/share/git-core/templates",
                              "/opt/homebrew/share/git-core/templates")
 
-#: Made with defaults of their own when the repository is created.
+#: Made with defaults of their own when dulwich creates a repository.
 _INIT_FILES = ("description", os.path.join("info", "exclude"))
 _INIT_DIRS = ("branches", "hooks", "info")
 
@@ -108,5 +110,18 @@ def _copy_dir(src: str, dst: str) -> None:
             if os.path.isdir(d) and not os.path.islink(d):
                 _copy_dir(s, d)
         elif not os.path.lexists(d):
-            shutil.copyfile(s, d)
-            shutil.copymode(s, d)
+            _copy_file(s, d)
+
+
+def _copy_file(src: str, dst: str) -> None:
+    """``copy.c``'s ``copy_file``: the template's bytes in a new file made
+    0777 when the template has an executable bit, else 0666 (the umask then
+    applies, as to git's ``open``)."""
+    with open(src, "rb") as f:
+        data = f.read()
+        executable = os.fstat(f.fileno()).st_mode & 0o111
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o777 if executable else 0o666)
+    try:
+        write_in_full(fd, data)
+    finally:
+        os.close(fd)

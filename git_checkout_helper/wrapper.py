@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["WRITE_CHUNK", "list_dir", "rename_tempfile", "show_path", "write_in_full"]
+__all__ = ["WRITE_CHUNK", "list_dir", "rename_tempfile", "show_path", "write_in_full", "write_locked"]
 
 #: Above this size a plain item is written in slices of this many bytes, so
 #: one write() never holds more than this of a large blob at a time.
@@ -68,3 +68,12 @@ def rename_tempfile(fd: int, tmp, path, data: bytes, mode: int | None = None) ->
         except OSError:
             pass
         raise
+
+
+def write_locked(path: str, data: bytes, mode: int | None = None) -> None:
+    """``lockfile.c``'s ``hold_lock_file_for_update`` then ``commit_lock_file``:
+    ``data`` into ``<path>.lock``, made exclusively (FileExistsError when
+    another writer holds it), then renamed over ``path``; the lock removed
+    on any failure (:func:`rename_tempfile`)."""
+    lock = path + ".lock"
+    rename_tempfile(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), lock, path, data, mode)

@@ -24,7 +24,7 @@ test_expect_success 'setup' '
 '
 
 # same_clone <ours> <git>: config, the ref list of the clone's promisor pack,
-# refs, work tree, index, status and the objects still missing
+# refs (annotated tags peeled, packed-refs as git writes it), work tree, index, status and the objects still missing
 same_clone() {
 	git -C $1 config -l --local >$1.config &&
 	git -C $2 config -l --local >$2.config &&
@@ -32,10 +32,13 @@ same_clone() {
 	for d in $1 $2
 	do
 		cat $d/.git/objects/pack/*.promisor | sort >$d.promised &&
-		git -C $d for-each-ref --format="%(objectname) %(refname) %(symref)" >$d.refs || return 1
+		git -C $d for-each-ref --format="%(objectname) %(refname) %(symref)" >$d.refs &&
+		git -C $d show-ref -d >$d.peeled || return 1
 	done &&
 	test_cmp $2.promised $1.promised &&
 	test_cmp $2.refs $1.refs &&
+	test_cmp $2.peeled $1.peeled &&
+	test_cmp $2/.git/packed-refs $1/.git/packed-refs &&
 	test_cmp_worktrees $1 $2 &&
 	test_cmp_index $1 $2 &&
 	verify_clean $1 &&

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 BIN = Path(sys.executable).parent
+UMASK = os.umask(0o022)
+os.umask(UMASK)
 
 
 def run(cmd, cwd, env, check=True) -> subprocess.CompletedProcess:
@@ -45,17 +47,24 @@ def view(repo: Path, env, name: str) -> dict:
         return (r.returncode, r.stdout.replace(name, "X"), r.stderr.replace(name, "X"))
 
     shallow = repo / ".git" / "shallow"
+    packed = repo / ".git" / "packed-refs"
     return {
-        "refs": out("show-ref"),
+        "refs": out("show-ref", check=False),
+        # Annotated tags peeled (their ^{} lines), and packed-refs as git writes it.
+        "peeled": out("show-ref", "-d", check=False),
+        "packed-refs": packed.read_bytes() if packed.exists() else None,
         "config": out("config", "-l", "--local"),
         "shallow": sorted(set(shallow.read_text().split())) if shallow.exists() else None,
-        "log": out("log", "--format=%H %s", "--all"),
+        "log": out("log", "--format=%H %s", "--all", check=False),
         "fsck": out("fsck", "--no-progress", check=False)[0],
-        "head": out("rev-parse", "--symbolic-full-name", "HEAD"),
+        "head": out("rev-parse", "--symbolic-full-name", "HEAD", check=False),
         "reflog": out("log", "-g", "--format=%H %gs", "HEAD", check=False),
         "index": (repo / ".git" / "index").exists(),
         "status": out("status", "--porcelain", check=False),
         "files": sorted(p.name for p in repo.iterdir() if p.name != ".git"),
+        # The git directory's layout and modes (templates copied as copy_file makes them).
+        "gitdir": sorted((str(p.relative_to(repo / ".git")), p.lstat().st_mode)
+                         for p in (repo / ".git").rglob("*") if "objects" not in p.parts),
     }
 
 
@@ -127,6 +136,55 @@ def test_branch_origin_single_branch_no_checkout(tmp_path, env, src, args, kind)
         env = dict(env, GIT_CONFIG_PARAMETERS="'advice.detachedhead=false'")  # (not ours to give)
     ours, theirs = twins(tmp_path, env, *args, str(src) if kind == "path" else f"file://{src}")
     assert ours == theirs
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("kind", ["path", "url"])
+def test_refs_peeled_as_git_peels_them(tmp_path, env, src, packed, kind):
+    """The clone's packed-refs as git writes it, byte for byte, each
+    annotated tag with its peeled id: from the source's own packed-refs
+    (``packed``: git's file knows every ref's peeling) or from the objects
+    (loose refs), a tag of a tag peeled to the commit."""
+    run(["git", "tag", "-a", "-m", "of a tag", "nested", "atip"], src, env)
+    if packed:
+        run(["git", "pack-refs", "--all"], src, env)
+    ours, theirs = twins(tmp_path, env, str(src) if kind == "path" else f"file://{src}")
+    assert ours == theirs
+    assert ours["peeled"][1].count("^{}") == 2
+
+
+def test_an_empty_source_gives_its_unborn_branch(tmp_path, env):
+    """An empty repository cloned: HEAD names the source's unborn branch
+    (not ``init.defaultBranch``), no packed-refs, git's warning."""
+    run(["git", "init", "-q", "-b", "trunk", str(tmp_path / "empty")], tmp_path, env)
+    ours, theirs = twins(tmp_path, env, str(tmp_path / "empty"))
+    assert ours == theirs
+    assert (tmp_path / "o" / ".git" / "HEAD").read_text() == "ref: refs/heads/trunk\n"
+
+
+def test_a_local_clone_imports_no_dulwich_repository(tmp_path, env, src):
+    """A ``--local`` clone makes the repository, links the objects and
+    writes the refs itself: dulwich's repository, config and refs modules
+    (about 45 ms of imports, a tenth of a clone of git.git) are never loaded."""
+    r = run([sys.executable, "-X", "importtime", str(BIN / "git-parallel-clone"), "-q", str(src), str(tmp_path / "o")],
+            tmp_path, env)
+    loaded = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert {"git_checkout_helper.clone", "git_checkout_helper.checkout"} <= loaded
+    assert not loaded & {"dulwich.repo", "dulwich.config", "dulwich.refs", "dulwich.object_store"}
+
+
+def test_template_files_get_modes_as_git_copies_them(tmp_path, env, src):
+    """A template file is made 0777 or 0666 by whether it has an executable
+    bit (``copy_file``), less the umask: not with the template's own mode."""
+    tpl = tmp_path / "tpl"
+    (tpl / "hooks").mkdir(parents=True)
+    for name, mode in (("hooks/private-hook", 0o700), ("hooks/odd", 0o610), ("note", 0o600)):
+        (tpl / name).write_text(name)
+        (tpl / name).chmod(mode)
+    ours, theirs = twins(tmp_path, dict(env, GIT_TEMPLATE_DIR=str(tpl)), str(src))
+    assert ours == theirs
+    modes = dict(ours["gitdir"])
+    assert (modes["hooks/private-hook"] & 0o777, modes["note"] & 0o777) == (0o777 & ~UMASK, 0o666 & ~UMASK)
 
 
 def test_bad_depth(tmp_path, env, src):
