@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 
-from .packed_refs import read_packed_refs
+from .packed_refs import find_packed_ref, read_packed_refs
 
 __all__ = ["Refs", "check_ref_format", "is_per_worktree_ref"]
 
@@ -76,9 +76,10 @@ class Refs:
         self.commondir = commondir
         self.gitdir = gitdir
         self._container = None
-        self._packed: dict[bytes, bytes] | None = None
+        self._packed_data: bytes | None = None
         self._packed_key = None
-        self._peeled: dict[bytes, bytes | None] = {}
+        self._packed: dict[bytes, bytes] | None = None  # parsed from _packed_data when asked
+        self._peeled: list | None = None  # (peeled ids, scope): read_packed_refs's
 
     def _dulwich(self):
         """dulwich's refs container on the same directories, with the fast
@@ -109,36 +110,61 @@ class Refs:
             return None
         return data.split(b"\n", 1)[0].rstrip(b"\r")
 
-    def get_packed_refs(self) -> dict[bytes, bytes]:
-        """``packed-refs`` as a mapping, read again when the file changed
-        (its identity as dulwich's cache keys it: device, inode, size, time)."""
+    def _packed_file(self) -> bytes | None:
+        """``packed-refs``' bytes (b"" when there is no file; None when it
+        cannot be read), read again when the file changed (its identity as
+        dulwich's cache keys it: device, inode, size, time)."""
         path = os.path.join(self.commondir, "packed-refs")
         try:
             st = os.stat(path)
         except OSError:
-            return {}
+            return b""
         key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        if self._packed is None or key != self._packed_key:
+        if key != self._packed_key:
             try:
                 with open(path, "rb") as f:
-                    parsed = read_packed_refs(f.read())
+                    data = f.read()
             except OSError:
-                parsed = None
+                data = None
+            self._packed_data, self._packed_key, self._packed, self._peeled = data, key, None, None
+        return self._packed_data
+
+    def get_packed_refs(self) -> dict[bytes, bytes]:
+        """``packed-refs`` as a mapping (the whole file parsed)."""
+        data = self._packed_file()
+        if not data:
+            return {} if data is not None else self._dulwich().get_packed_refs()
+        if self._packed is None:
+            parsed = read_packed_refs(data)
             if parsed is None:
-                self._peeled = {}
                 return self._dulwich().get_packed_refs()
-            (self._packed, peeled, scope), self._packed_key = parsed, key
-            self._peeled = {} if scope is None else {
-                name: peeled.get(name) for name in self._packed if name.startswith(scope)}
+            self._packed, *self._peeled = parsed
         return self._packed
+
+    def _packed_ref(self, name: bytes) -> bytes | None:
+        """One name's id in ``packed-refs``: bisected, as git looks one up,
+        in a file git wrote sorted (:func:`packed_refs.find_packed_ref`);
+        else from the whole file parsed."""
+        if self._packed is None:
+            data = self._packed_file()
+            if not data:
+                return None if data is not None else self._dulwich().get_packed_refs().get(name)
+            try:
+                return find_packed_ref(data, name)
+            except ValueError:
+                pass
+        return self.get_packed_refs().get(name)
 
     def packed_peeled(self) -> dict[bytes, bytes | None]:
         """What ``packed-refs`` tells of its refs' peeled ids, by name: the
         id a ref's chain of tags ends at, None for a ref that names no tag;
         refs its traits leave unknown are not there (see
         :func:`packed_refs.read_packed_refs`)."""
-        self.get_packed_refs()
-        return self._peeled
+        packed = self.get_packed_refs()
+        if self._peeled is None or self._peeled[1] is None:
+            return {}
+        peeled, scope = self._peeled
+        return {name: peeled.get(name) for name in packed if name.startswith(scope)}
 
     def all_refs(self) -> dict[bytes, bytes]:
         """Every ref under ``refs/`` with the id it ends at, loose over
@@ -164,7 +190,7 @@ class Refs:
 
     def read_ref(self, name: bytes) -> bytes | None:
         """The ref's own value, symbolic refs not followed."""
-        return self.read_loose_ref(name) or self.get_packed_refs().get(name)
+        return self.read_loose_ref(name) or self._packed_ref(name)
 
     def follow(self, name: bytes) -> tuple[list[bytes], bytes | None]:
         """(the names followed, from ``name`` on; the id at the end or None)."""

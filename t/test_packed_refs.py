@@ -19,7 +19,7 @@ from dulwich.refs import read_packed_refs as dulwich_read_packed_refs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_checkout_helper.packed_refs import read_packed_refs
+from git_checkout_helper.packed_refs import find_packed_ref, read_packed_refs
 from git_checkout_helper.repository import Repository
 
 A = b"a" * 40
@@ -135,3 +135,56 @@ def test_a_replaced_file_is_read_again(make_repo):
     finally:
         r.close()
     assert git(repo.path, "rev-parse", "refs/tags/moving", env=repo.env).strip() == second
+
+
+def _sorted_file(names: list[bytes], peeled: set[bytes], header: bytes = HEADER) -> bytes:
+    return header + b"".join(A + b" " + n + b"\n" + (b"^" + B + b"\n" if n in peeled else b"")
+                             for n in sorted(set(names)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=6).map(lambda b: b"refs/" + b.replace(b"\n", b"x")), max_size=40),
+       st.data())
+def test_a_sorted_file_bisected_finds_what_parsing_finds(names, data):
+    """find_packed_ref, bisecting records (a ref line and its peeled line),
+    answers every name as the whole file parsed does: each present name, and
+    absent ones before, between and after them."""
+    peeled = set(data.draw(st.lists(st.sampled_from(names), max_size=10))) if names else set()
+    text = _sorted_file(names, peeled)
+    absent = [b"refs/", b"refs/\x00", b"refs/\xff\xff\xff\xff\xff\xff\xff", b"A"] + [n + b"\x00" for n in names]
+    for name in set(names) | set(absent):
+        assert find_packed_ref(text, name) == (A if name in names else None), name
+
+
+def test_git_written_file_is_bisected_without_a_parse(make_repo):
+    """A lookup in git's own packed-refs (a thousand refs or one) bisects it:
+    the whole file is not parsed, and every ref, annotated tag or not, reads
+    as git reads it."""
+    repo = make_repo()
+    repo.git("commit", "-q", "--allow-empty", "-m", "c")
+    for i in range(40):
+        repo.git("tag", "-a", "-m", "t", f"v1.{i}") if i % 3 else repo.git("branch", f"topic/b{i}")
+    repo.git("pack-refs", "--all")
+    want = dict(line.split(" ")[::-1] for line in repo.git("show-ref").decode().splitlines())
+    r = Repository.open(str(repo.path), environ=repo.env)
+    try:
+        for name, sha in want.items():
+            if (repo.git_dir / name).exists():
+                continue  # (still loose)
+            assert r.refs.read_ref(name.encode()) == sha.encode()
+        assert r.refs.read_ref(b"refs/tags/nothing") is None
+        assert r.refs._packed is None  # never parsed whole
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize("text", [
+    b"# pack-refs with: peeled fully-peeled \n" + A + b" refs/heads/x\n",  # not said to be sorted
+    A + b" refs/heads/x\n",  # no header
+    HEADER + A + b" refs/heads/x",  # unterminated
+    HEADER + A[:-1] + b" refs/heads/x\n",  # not an id
+    HEADER + A.upper() + b" refs/heads/x\n",
+])
+def test_files_that_cannot_be_bisected_are_parsed(text):
+    with pytest.raises(ValueError):
+        find_packed_ref(text, b"refs/heads/x")
