@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import struct
 
+from .hash_algo import new_hash
+
 __all__ = ["CacheTree", "read_tree_extension", "repair", "tree_object"]
 
 
@@ -135,13 +137,11 @@ def tree_object(files, subtrees, hash_name: str) -> tuple[bytes, bytes]:
     ``update_one`` writes it: ``files`` (name, mode, raw id) and
     ``subtrees`` (name, raw id) in git's tree order, a directory's name
     compared as if it ended in ``/``."""
-    import hashlib
-
     items = [(name, b"%o %s" % (mode, name), oid) for name, mode, oid in files]
     items += [(name + b"/", b"40000 " + name, oid) for name, oid in subtrees]
     items.sort()
     content = b"".join(mode_name + b"\0" + oid for _, mode_name, oid in items)
-    return hashlib.new(hash_name, b"tree %d\0" % len(content) + content).digest(), content
+    return new_hash(hash_name, b"tree %d\0" % len(content) + content).digest(), content
 
 
 def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes], entries, hash_name: str,

@@ -21,12 +21,11 @@ written when the caller knows the trees (it costs nothing during checkout).
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat as stat_mod
 import struct
 
-from .hash_algo import oid_length
+from .hash_algo import new_hash, oid_length
 from .record import Record
 from .wrapper import write_in_full
 
@@ -255,8 +254,7 @@ def serialize_index(
     if cache_tree is not None:
         append(b"TREE" + struct.pack(">I", len(cache_tree)) + cache_tree)
     body = b"".join(parts)
-    h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
-    return body + h(body).digest()
+    return body + new_hash("sha256" if rawsz == 32 else "sha1", body).digest()
 
 
 def build_cache_tree(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes]) -> bytes:

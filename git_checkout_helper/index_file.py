@@ -25,9 +25,9 @@ git's offset varint (equal below 128 only).
 
 from __future__ import annotations
 
-import hashlib
 import struct
 
+from .hash_algo import new_hash
 from .index import CE_EXTENDED, CE_NAMEMASK, Entry
 
 __all__ = [
@@ -260,8 +260,8 @@ def serialize_index_file(
         by_sig[b"IEOT"] = struct.pack(">I", 1) + b"".join(struct.pack(">II", o, n) for o, n in ieot)
     else:
         by_sig.pop(b"IEOT", None)
-    h = hashlib.sha256 if rawsz == 32 else hashlib.sha1
-    eh = h() if eoie and offset else None
+    algo = "sha256" if rawsz == 32 else "sha1"
+    eh = new_hash(algo) if eoie and offset else None
     for sig in WRITE_ORDER:
         if sig in by_sig:
             header = sig + struct.pack(">I", len(by_sig[sig]))
@@ -272,5 +272,5 @@ def serialize_index_file(
     if eh is not None:
         payload = struct.pack(">I", offset) + eh.digest()
         out += b"EOIE" + struct.pack(">I", len(payload)) + payload
-    out += b"\0" * rawsz if skip_hash else h(out).digest()
+    out += b"\0" * rawsz if skip_hash else new_hash(algo, out).digest()
     return out

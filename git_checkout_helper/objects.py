@@ -14,9 +14,8 @@ its type; the rest of the headers is not looked at.
 
 from __future__ import annotations
 
-import hashlib
-
 from .dulwich_ext import parse_tree
+from .hash_algo import new_hash
 
 __all__ = ["Blob", "Commit", "CorruptObject", "GitObject", "ObjectHashMismatch", "Tag", "Tree", "parse_object"]
 
@@ -134,7 +133,8 @@ def parse_object(type_num: int, raw: bytes, hexsha: bytes, hash_name: str) -> Gi
     cls = _CLASSES.get(type_num)
     if cls is None:
         raise CorruptObject(f"object {hexsha.decode()} has unknown type {type_num}")
-    h = hashlib.new(hash_name, b"%s %d\0" % (TYPE_NAMES[type_num], len(raw)))
+    header = b"%s %d\0" % (TYPE_NAMES[type_num], len(raw))
+    h = new_hash(hash_name, header, len(header) + len(raw))
     h.update(raw)
     if h.hexdigest().encode() != hexsha:
         raise ObjectHashMismatch(f"hash mismatch {hexsha.decode()}")

@@ -18,12 +18,12 @@ files that must be compared). The result is a :class:`Plan`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat as stat_mod
 from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
+from .hash_algo import new_hash
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
 from .repository import TreeFiles
@@ -118,8 +118,8 @@ class Plan:
 
 
 def blob_hash(data: bytes, hash_name: str) -> bytes:
-    h = hashlib.sha256() if hash_name == "sha256" else hashlib.sha1()
-    h.update(b"blob %d\0" % len(data))
+    header = b"blob %d\0" % len(data)
+    h = new_hash(hash_name, header, len(header) + len(data))
     h.update(data)
     return h.digest()
 
