@@ -20,6 +20,7 @@ import os
 from .configfile import read_config_file
 from .configset import append_section
 from .errors import CloneError
+from .hash_algo import is_hex_oid
 from .init_db import init_db
 from .odb import ObjectDatabase, object_format_name
 from .packed_refs import peel_refs, write_packed_refs
@@ -179,7 +180,7 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
     fmt = _object_format(src_git)
     refs = src_refs.all_refs()
     head_chain, head_sha = src_refs.follow(b"HEAD")
-    if head_sha is not None:
+    if head_sha is not None and is_hex_oid(head_sha):
         refs[b"HEAD"] = head_sha
     src_head_ref = head_chain[1] if len(head_chain) > 1 else None
     want = (b"refs/heads/" + branch.encode()) if branch else src_head_ref
@@ -195,6 +196,16 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         elif want_tag is not None or b"HEAD" in refs:
             heads = {}
     tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/")}
+    prefix = b"refs/remotes/" + origin.encode() + b"/"
+    # A broken ref (no id in its file) to be written: git's transaction
+    # refuses its null id; refused here before anything is made. Tags that
+    # follow a single branch are only those whose objects are there.
+    broken = [prefix + n[len(b"refs/heads/"):] for n, v in heads.items() if v is None]
+    if single_branch:
+        tags = {n: v for n, v in tags.items() if v is not None}
+    broken += [n for n, v in tags.items() if v is None]
+    if broken:
+        raise CloneError(f"'{min(broken).decode('utf-8', 'replace')}' has a null OID")
     tips = list(heads.values())
     if want_tag is not None:
         tips.append(refs[want_tag])
@@ -213,13 +224,12 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
     if local:
         _link_objects(os.path.join(src_git, "objects"), os.path.join(gitdir, "objects"))
     else:
-        tags = _fetch(src_git, directory, tips, tags, depth, single_branch)
+        tags = _fetch(src_git, fmt, directory, tips, tags, depth, single_branch)
     odb = ObjectDatabase(os.path.join(gitdir, "objects"), fmt)
     try:
         peeled = peel_refs(odb, {**heads, **tags}, src_refs.packed_peeled())
     finally:
         odb.close()
-    prefix = b"refs/remotes/" + origin.encode() + b"/"
     packed = {prefix + name[len(b"refs/heads/"):]: (sha, peeled[name]) for name, sha in heads.items()}
     if single_branch:
         # write_followtags: tags that follow the one branch are loose refs.
@@ -284,8 +294,8 @@ def _object_format(gitdir: str) -> str:
     return object_format_name(config)
 
 
-def _fetch(src_git: str, directory: str, tips: list[bytes], tags: dict[bytes, bytes], depth: int | None,
-           single_branch: bool) -> dict[bytes, bytes]:
+def _fetch(src_git: str, fmt: str, directory: str, tips: list[bytes], tags: dict[bytes, bytes],
+           depth: int | None, single_branch: bool) -> dict[bytes, bytes]:
     """The objects of a clone that is not ``--local`` (a ``file://`` URL, a
     shallow source) fetched into the new repository, with its shallow
     points; returns the tags that follow (:mod:`transport`)."""
@@ -299,7 +309,12 @@ def _fetch(src_git: str, directory: str, tips: list[bytes], tags: dict[bytes, by
         if single_branch:
             # Tags follow the history fetched (include-tag), nothing else.
             shallow, reached = shallow_boundary(src.object_store, tips, depth, source_shallow)
-            tags = {n: v for n, v in tags.items() if _peel(src.object_store, v) in reached}
+            odb = ObjectDatabase(os.path.join(src_git, "objects"), fmt)
+            try:
+                peeled = peel_refs(odb, tags)
+            finally:
+                odb.close()
+            tags = {n: v for n, v in tags.items() if (peeled[n] or v) in reached}
         else:
             tips += list(tags.values())
             shallow, _ = shallow_boundary(src.object_store, tips, depth, source_shallow)
@@ -312,15 +327,3 @@ def _fetch(src_git: str, directory: str, tips: list[bytes], tags: dict[bytes, by
     finally:
         src.close()
     return tags
-
-
-def _peel(store, sha: bytes) -> bytes | None:
-    from dulwich.objects import Tag
-
-    try:
-        obj = store[sha]
-        while isinstance(obj, Tag):
-            obj = store[obj.object[1]]
-    except KeyError:
-        return None
-    return obj.id

@@ -10,7 +10,8 @@ import sys
 
 from .record import Record
 
-__all__ = ["GIT_HASH_SHA1", "GIT_HASH_SHA256", "HASH_ALGOS", "OPENSSL_FROM", "HashAlgo", "new_hash", "oid_length"]
+__all__ = ["GIT_HASH_SHA1", "GIT_HASH_SHA256", "HASH_ALGOS", "OPENSSL_FROM", "HashAlgo", "is_hex_oid", "new_hash",
+           "oid_length"]
 
 #: ``GIT_HASH_*``: what git puts in ``struct object_id.algo``.
 GIT_HASH_SHA1 = 1
@@ -28,6 +29,12 @@ class HashAlgo(Record, frozen=True):
 
 #: By ``extensions.objectFormat`` name.
 HASH_ALGOS = {"sha1": HashAlgo("sha1", GIT_HASH_SHA1, 20, 40), "sha256": HashAlgo("sha256", GIT_HASH_SHA256, 32, 64)}
+_HEX_LENGTHS = frozenset(a.hex_length for a in HASH_ALGOS.values())
+
+
+def is_hex_oid(text: bytes) -> bool:
+    """An object id as refs hold it: lowercase hex of one of our algorithms' lengths."""
+    return len(text) in _HEX_LENGTHS and not text.strip(b"0123456789abcdef")
 
 
 def oid_length(hash_name: str) -> int:

@@ -22,6 +22,7 @@ import os
 import re
 from binascii import unhexlify
 
+from .hash_algo import is_hex_oid
 from .objects import OBJ_TAG, parse_object
 from .wrapper import write_locked
 
@@ -30,7 +31,6 @@ __all__ = ["PACKED_REFS_HEADER", "find_packed_ref", "install", "peel_refs", "rea
 #: The header git writes (``PACKED_REFS_HEADER``) and what its traits follow.
 PACKED_REFS_PREFIX = b"# pack-refs with:"
 PACKED_REFS_HEADER = PACKED_REFS_PREFIX + b" peeled fully-peeled sorted \n"
-_HEXDIGITS = b"0123456789abcdef"
 
 _HEX = rb"(?:[0-9a-f]{40}|[0-9a-f]{64})"
 #: Bytes a name may hold: printable ASCII but space and ``*:?[\\^~`` (``check_ref_format``).
@@ -95,14 +95,11 @@ def find_packed_ref(data: bytes, name: bytes) -> bytes | None:
             rec = data.rfind(b"\n", lo, rec - 1) + 1 or lo
         end = data.index(b"\n", rec)
         sp = data.find(b" ", rec, end)
-        if sp - rec not in (40, 64):
+        if sp == -1 or not is_hex_oid(data[rec:sp]):
             raise ValueError("unexpected line in packed-refs")
         found = data[sp + 1:end]
         if found == name:
-            sha = data[rec:sp]
-            if sha.strip(_HEXDIGITS):
-                raise ValueError("unexpected line in packed-refs")
-            return sha
+            return data[rec:sp]
         if found < name:
             # find_end_of_record: past this line and its peeled line.
             lo = end + 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 
+from .hash_algo import is_hex_oid
 from .packed_refs import find_packed_ref, read_packed_refs
 
 __all__ = ["Refs", "check_ref_format", "is_per_worktree_ref"]
@@ -29,7 +30,6 @@ __all__ = ["Refs", "check_ref_format", "is_per_worktree_ref"]
 SYMREF = b"ref: "
 #: ``SYMREF_MAXDEPTH``: symbolic refs followed at most this deep.
 SYMREF_MAXDEPTH = 5
-_HEXDIGITS = b"0123456789abcdef"
 
 #: One component ``check_ref_format`` allows: no control byte, space, DEL,
 #: ``~^:?*[\\`` or slash, and no leading dot (``..``, ``@{``, a trailing dot
@@ -166,15 +166,16 @@ class Refs:
         peeled, scope = self._peeled
         return {name: peeled.get(name) for name in packed if name.startswith(scope)}
 
-    def all_refs(self) -> dict[bytes, bytes]:
+    def all_refs(self) -> dict[bytes, bytes | None]:
         """Every ref under ``refs/`` with the id it ends at, loose over
         packed, symbolic ones followed: the refs ``upload-pack`` advertises
         to a clone (the files backend's iteration). A name
-        ``check_refname_format`` refuses, and a ref that resolves to no id
-        (broken, dangling), are left out, as git leaves them out with a
-        warning."""
+        ``check_refname_format`` refuses, and a symbolic ref to nothing, are
+        left out, as git leaves them out; a broken ref (its file holds no
+        id) is there with None: git advertises it with the null id, which a
+        clone then refuses to write."""
         packed = self.get_packed_refs()
-        out: dict[bytes, bytes] = {}
+        out: dict[bytes, bytes | None] = {}
         loose = set()
         top = os.path.join(self.commondir, "refs")
         for root, _dirs, files in os.walk(top):
@@ -184,8 +185,8 @@ class Refs:
             if not check_ref_format(name[5:]):
                 continue
             sha = self.follow(name)[1] if name in loose else packed[name]
-            if sha is not None and len(sha) in (40, 64) and not sha.strip(_HEXDIGITS):
-                out[name] = sha
+            if sha is not None:
+                out[name] = sha if is_hex_oid(sha) else None
         return out
 
     def read_ref(self, name: bytes) -> bytes | None:

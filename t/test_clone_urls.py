@@ -173,6 +173,21 @@ def test_a_local_clone_imports_no_dulwich_repository(tmp_path, env, src):
     assert not loaded & {"dulwich.repo", "dulwich.config", "dulwich.refs", "dulwich.object_store"}
 
 
+@pytest.mark.parametrize("ref", ["refs/heads/broken", "refs/tags/broken"])
+def test_a_broken_ref_fails_the_clone_as_git(tmp_path, env, src, ref):
+    """A ref whose file holds no id: git's clone dies naming the ref it
+    would write ("has a null OID") and leaves nothing; so does ours. A
+    symbolic ref to nothing is left out by both."""
+    (src / ".git" / ref).write_text("garbage\n")
+    g = run(["git", "clone", "-q", str(src), str(tmp_path / "g")], tmp_path, env, check=False)
+    o = run(["git-parallel-clone", "-q", str(src), str(tmp_path / "o")], tmp_path, env, check=False)
+    assert (o.returncode, o.stderr) == (g.returncode, g.stderr) and g.returncode == 128
+    assert "has a null OID" in o.stderr and not (tmp_path / "o").exists()
+    (src / ".git" / ref).write_text("ref: refs/heads/nowhere\n")
+    ours, theirs = twins(tmp_path, env, str(src))
+    assert ours == theirs
+
+
 def test_template_files_get_modes_as_git_copies_them(tmp_path, env, src):
     """A template file is made 0777 or 0666 by whether it has an executable
     bit (``copy_file``), less the umask: not with the template's own mode."""
