@@ -249,6 +249,8 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
     else:
         spec = b"+refs/heads/*:" + prefix + b"*"
     append_section(config, b"remote", origin.encode(), [(b"url", os.fsencode(url)), (b"fetch", spec)])
+    if fmt != "sha1":
+        append_section(config, b"extensions", None, [(b"objectformat", fmt.encode())])
     target = None
     if want is not None and want in refs:
         short = want[len(b"refs/heads/"):]

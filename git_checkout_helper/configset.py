@@ -12,7 +12,7 @@ import os
 
 from .wrapper import write_locked
 
-__all__ = ["append_section", "enable_worktree_config", "quote_value", "set_branch_upstream"]
+__all__ = ["append_section", "enable_worktree_config", "format_section", "quote_value", "set_branch_upstream"]
 
 
 def quote_value(value: bytes) -> bytes:
@@ -37,10 +37,15 @@ def _read(path: str) -> bytes:
     return data if not data or data.endswith(b"\n") else data + b"\n"
 
 
+def format_section(section: bytes, subsection: bytes | None, items: list[tuple[bytes, bytes]]) -> bytes:
+    """``[section "subsection"]`` and its ``items`` as git writes them."""
+    head = b"[" + section + (b" " + _subsection(subsection) if subsection is not None else b"") + b"]\n"
+    return head + b"".join(b"\t" + k + b" = " + quote_value(v) + b"\n" for k, v in items)
+
+
 def append_section(path: str, section: bytes, subsection: bytes | None, items: list[tuple[bytes, bytes]]) -> None:
     """Append ``[section "subsection"]`` with ``items`` to the config at ``path``."""
-    head = b"[" + section + (b" " + _subsection(subsection) if subsection is not None else b"") + b"]\n"
-    _replace(path, _read(path) + head + b"".join(b"\t" + k + b" = " + quote_value(v) + b"\n" for k, v in items))
+    _replace(path, _read(path) + format_section(section, subsection, items))
 
 
 def enable_worktree_config(path: str) -> None:

@@ -7,8 +7,10 @@ over it: ``refs/heads`` and ``refs/tags``, ``objects/info`` and
 with the ``[core]`` settings git writes for a non-bare repository
 (``repositoryformatversion``, ``filemode`` as the filesystem allows it,
 ``bare``, ``logallrefupdates``; ``precomposeunicode`` on macOS, which git
-probes and finds true on its filesystems) and, for sha256 objects, format
-version 1 with ``extensions.objectFormat``. ``description``,
+probes and finds true on its filesystems); for sha256 objects, format
+version 1, whose ``extensions.objectFormat`` the clone writes after the
+remote's settings, where ``cmd_clone`` puts it once it knows the remote's
+format (``initialize_repository_version``). ``description``,
 ``info/exclude``, ``hooks/`` and ``branches/`` come from the templates only,
 as in git.
 
@@ -24,7 +26,7 @@ import os
 import stat
 import sys
 
-from .configset import quote_value
+from .configset import format_section
 from .wrapper import write_locked
 
 __all__ = ["init_db"]
@@ -50,12 +52,7 @@ def init_db(gitdir: str, object_format: str, head: bytes) -> None:
             (b"logallrefupdates", b"true")]
     if sys.platform == "darwin":
         core.append((b"precomposeunicode", b"true"))
-    sections = [(b"core", core)]
-    if object_format != "sha1":
-        sections.append((b"extensions", [(b"objectformat", object_format.encode())]))
-    write_locked(os.path.join(gitdir, "config"), b"".join(
-        b"[" + name + b"]\n" + b"".join(b"\t" + k + b" = " + quote_value(v) + b"\n" for k, v in items)
-        for name, items in sections))
+    write_locked(os.path.join(gitdir, "config"), format_section(b"core", None, core))
 
 
 def _bool(value: bool) -> bytes:

@@ -27,7 +27,7 @@ from .discovery import SetupEnv
 from .objects import Commit, GitObject, Tag, Tree, parse_object, parse_tree
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
 from .refs import Refs
-from .wrapper import list_dir
+from .wrapper import list_dir, write_locked
 
 __all__ = ["Repository", "RevisionError", "TreeFiles"]
 
@@ -331,14 +331,8 @@ class Repository:
                 else:
                     target = commit_hex
                 self._append_reflog(ref, None, target, message)
-        path = os.path.join(self.dirs.gitdir, "HEAD")
-        lock = path + ".lock"
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            os.write(fd, (b"ref: " + branch if branch is not None else commit_hex) + b"\n")
-        finally:
-            os.close(fd)
-        os.rename(lock, path)
+        write_locked(os.path.join(self.dirs.gitdir, "HEAD"),
+                     (b"ref: " + branch if branch is not None else commit_hex) + b"\n")
         if self._keeps_reflogs() or os.path.exists(os.path.join(self.dirs.gitdir, "logs", "HEAD")):
             self._append_reflog("HEAD", old, commit_hex, message)
 

@@ -153,6 +153,21 @@ def test_refs_peeled_as_git_peels_them(tmp_path, env, src, packed, kind):
     assert ours["peeled"][1].count("^{}") == 2
 
 
+def test_a_sha256_source_gives_a_sha256_clone(tmp_path, env):
+    """The repository made for a sha256 source is git's: format version 1,
+    extensions.objectFormat, refs (a peeled tag among them) and packed-refs
+    with 64-digit ids, then the same checkout."""
+    s = tmp_path / "s256"
+    run(["git", "init", "-q", "--object-format=sha256", str(s)], tmp_path, env)
+    (s / "f").write_text("x\n")
+    run(["git", "add", "f"], s, env)
+    run(["git", "commit", "-qm", "c"], s, env)
+    run(["git", "tag", "-a", "-m", "t", "v1"], s, env)
+    ours, theirs = twins(tmp_path, env, str(s))
+    assert ours == theirs
+    assert "extensions.objectformat=sha256" in ours["config"][1] and ours["peeled"][1].count("^{}") == 1
+
+
 def test_an_empty_source_gives_its_unborn_branch(tmp_path, env):
     """An empty repository cloned: HEAD names the source's unborn branch
     (not ``init.defaultBranch``), no packed-refs, git's warning."""
