@@ -144,10 +144,13 @@ def test_refs_peeled_as_git_peels_them(tmp_path, env, src, packed, kind):
     """The clone's packed-refs as git writes it, byte for byte, each
     annotated tag with its peeled id: from the source's own packed-refs
     (``packed``: git's file knows every ref's peeling) or from the objects
-    (loose refs), a tag of a tag peeled to the commit."""
+    (loose refs), a tag of a tag peeled to the commit; a loose ref wins
+    over its stale packed line."""
     run(["git", "tag", "-a", "-m", "of a tag", "nested", "atip"], src, env)
     if packed:
         run(["git", "pack-refs", "--all"], src, env)
+        # Then a loose ref over its packed one (the branch moved since), as after any gc.
+        run(["git", "commit", "-q", "--allow-empty", "-m", "after pack-refs"], src, env)
     ours, theirs = twins(tmp_path, env, str(src) if kind == "path" else f"file://{src}")
     assert ours == theirs
     assert ours["peeled"][1].count("^{}") == 2
