@@ -206,11 +206,6 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
     broken += [n for n, v in tags.items() if v is None]
     if broken:
         raise CloneError(f"'{min(broken).decode('utf-8', 'replace')}' has a null OID")
-    tips = list(heads.values())
-    if want_tag is not None:
-        tips.append(refs[want_tag])
-    elif want is None and b"HEAD" in refs and src_head_ref is None:
-        tips.append(refs[b"HEAD"])  # a detached HEAD
     os.makedirs(directory, exist_ok=True)
     gitdir = os.path.join(directory, ".git")
     # A source whose HEAD is unborn (an empty one) names the branch the
@@ -224,6 +219,11 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
     if local:
         _link_objects(os.path.join(src_git, "objects"), os.path.join(gitdir, "objects"))
     else:
+        tips = list(heads.values())
+        if want_tag is not None:
+            tips.append(refs[want_tag])
+        elif want is None and b"HEAD" in refs and src_head_ref is None:
+            tips.append(refs[b"HEAD"])  # a detached HEAD
         tags = _fetch(src_git, fmt, directory, tips, tags, depth, single_branch)
     odb = ObjectDatabase(os.path.join(gitdir, "objects"), fmt)
     try:
@@ -239,9 +239,7 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         packed.update((name, (sha, peeled[name])) for name, sha in tags.items())
     write_packed_refs(os.path.join(gitdir, "packed-refs"), packed)
     if src_head_ref is not None and src_head_ref in heads:
-        os.makedirs(os.path.join(gitdir, "refs", "remotes", origin), exist_ok=True)
-        write_locked(os.path.join(gitdir, os.fsdecode(prefix), "HEAD"),
-                     b"ref: " + prefix + src_head_ref[len(b"refs/heads/"):] + b"\n")
+        _write_ref(gitdir, prefix + b"HEAD", b"ref: " + prefix + src_head_ref[len(b"refs/heads/"):])
     config = os.path.join(gitdir, "config")
     if single_branch and want is not None and want in heads:
         short = want[len(b"refs/heads/"):]
@@ -280,11 +278,12 @@ def _default_branch_name(environ) -> bytes:
         return b"master"
 
 
-def _write_ref(gitdir: str, name: bytes, sha: bytes) -> None:
-    """A loose ref (``refs/...``) holding ``sha``, its directories made."""
+def _write_ref(gitdir: str, name: bytes, value: bytes) -> None:
+    """A loose ref (``refs/...``) holding ``value`` (an id, or ``ref: <name>``),
+    its directories made."""
     path = os.path.join(gitdir, os.fsdecode(name))
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_locked(path, sha + b"\n")
+    write_locked(path, value + b"\n")
 
 
 def _object_format(gitdir: str) -> str:

@@ -62,7 +62,7 @@ def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes
     if any(bad in data for bad in _BAD_NAME):  # (no id holds these bytes; a comment that does only costs the fast path)
         return None
     header = data[: data.find(b"\n")]
-    traits = header[len(PACKED_REFS_PREFIX):].split() if header.startswith(PACKED_REFS_PREFIX) else []
+    traits = _traits(data)
     with_peeled = header.startswith(b"# pack-refs") and b" peeled" in header
     if not with_peeled and any(peeled for _sha, _name, peeled in found):
         return None  # dulwich refuses peeled lines without the header
@@ -74,6 +74,13 @@ def read_packed_refs(data: bytes) -> tuple[dict[bytes, bytes], dict[bytes, bytes
     return refs, peeled, scope
 
 
+def _traits(data: bytes) -> list[bytes]:
+    """The traits the header of a ``packed-refs`` file (its bytes) names."""
+    if not data.startswith(PACKED_REFS_PREFIX):
+        return []
+    return data[len(PACKED_REFS_PREFIX):data.find(b"\n")].split()
+
+
 def find_packed_ref(data: bytes, name: bytes) -> bytes | None:
     """The id ``packed-refs`` (its bytes) holds for ``name``, or None,
     found as ``packed-backend.c`` finds it (``find_reference_location``):
@@ -83,11 +90,9 @@ def find_packed_ref(data: bytes, name: bytes) -> bytes | None:
     ValueError for a file this cannot answer for (no ``sorted`` trait, an
     unterminated last line, a record that is not ``<id> <name>``): the
     whole file is then parsed (:func:`read_packed_refs`)."""
-    eol = data.find(b"\n")
-    if not data.startswith(PACKED_REFS_PREFIX) or b"sorted" not in data[len(PACKED_REFS_PREFIX):eol].split() \
-            or not data.endswith(b"\n"):
+    if b"sorted" not in _traits(data) or not data.endswith(b"\n"):
         raise ValueError("packed-refs not known to be sorted")
-    lo, hi = eol + 1, len(data)
+    lo, hi = data.find(b"\n") + 1, len(data)
     while lo < hi:
         # find_start_of_record: back to a line start that is not a peeled line.
         rec = data.rfind(b"\n", lo, lo + (hi - lo) // 2) + 1 or lo
