@@ -40,7 +40,10 @@ NTFS/HFS spellings, absolute paths, NUL) with dulwich's validators, because it
 must not trust what arrives on its stdin. The coordinator's sequential mode
 does not: its items are the paths it verified itself, with the repository's
 ``core.protectNTFS``/``core.protectHFS``, before touching anything
-(``validate_element=None``).
+(``validate_element=None``). Nor do the helpers it forks
+(``helper.main(paths_verified=True)``): they get the same items, on a pipe
+only the coordinator writes, from the same code. Checking them again cost
+about a tenth of such a helper's time (8 µs an item of git.git's 90).
 """
 
 from __future__ import annotations

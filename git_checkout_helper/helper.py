@@ -36,8 +36,9 @@ Nothing on stdin is trusted (t/test_hostile_wire.py, t/test_helper_paths.py):
   bytes are not the struct we think (dialect mismatch, corruption);
 * a well-formed item that cannot be written safely is FAILED on its own with
   one error line, as git does for a missing object: an unsafe path
-  (``verify_item_path``) or a mode that is not a regular file (git's worker
-  creates the file and then aborts on an assertion);
+  (``verify_item_path``; not in a helper the coordinator forks, whose paths
+  it has verified: see :mod:`entry`) or a mode that is not a regular file
+  (git's worker creates the file and then aborts on an assertion);
 * ids are echoed as they came (out of order, duplicated): checking them is
   the coordinator's job, as in git;
 * leading directories are proven real again for every batch, since the
@@ -63,7 +64,6 @@ from .wire import (
     StatLayout,
     WireError,
     decode_item,
-    encode_written,
 )
 from .wrapper import write_in_full
 
@@ -97,21 +97,15 @@ def raise_terminated(signum: int, frame) -> None:
 
 def read_batch(reader: PktReader, layout: RequestLayout, default_algo: int) -> list | None:
     """Read items up to a flush; None at end of input before any byte of a batch."""
-    items = []
     try:
-        while True:
-            pkt = reader.read_pkt()
-            if pkt is None:
-                if not items and reader.at_eof():
-                    return None
-                raise ProtocolError(
-                    f"end of input before flush (after {len(items)} items)"
-                )
-            if pkt == FLUSH:
-                return items
-            if isinstance(pkt, int):
-                raise ProtocolError(f"unexpected special packet {pkt:04x} in a batch")
-            items.append(decode_item(pkt, layout, default_algo))
+        items, end = reader.read_until_flush(lambda pkt: decode_item(pkt, layout, default_algo))
+        if end == FLUSH:
+            return items
+        if end is None:
+            if not items and reader.at_eof():
+                return None
+            raise ProtocolError(f"end of input before flush (after {len(items)} items)")
+        raise ProtocolError(f"unexpected special packet {end:04x} in a batch")
     except (PktLineError, WireError) as e:
         raise ProtocolError(str(e)) from None
 
@@ -282,10 +276,9 @@ def _serve(in_fd, out_fd, state, layout, stat_layout, default_algo, writer) -> i
         written = write_pc_items(items, state) if writer is None else map(writer.result, range(len(items)))
         for item, (status, st) in zip(items, written, strict=True):
             if status == _WRITTEN:
-                res = encode_written(item.id, st, stat_layout)
+                out.append(stat_layout.written_packet(item.id, st))
             else:
-                res = RESULT_BASE.pack(item.id, status)
-            out.append(pkt_line(res))
+                out.append(pkt_line(RESULT_BASE.pack(item.id, status)))
             if len(out) >= RESULT_BURST or time.monotonic() - last > RESULT_LATENCY:
                 write_in_full(out_fd, b"".join(out))
                 out.clear()
@@ -432,7 +425,8 @@ def _catch_signals(held: _Held) -> None:
         signal.signal(sig, terminated)
 
 
-def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env, held: _Held) -> None:
+def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env, held: _Held,
+         paths_verified: bool) -> None:
     """Set up as git's worker does (the repository, its object database and
     config), then serve stdin until end of input."""
     from .config import eol_config, read_config
@@ -454,7 +448,7 @@ def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env,
         base_dir=os.fsencode(prefix) if prefix else b"",
         eol=eol_config(config),  # read at start, as git_default_config: a bad value is fatal first
         trace=trace.data if trace.enabled else None,
-        validate_element=get_path_element_validator(config),
+        validate_element=None if paths_verified else get_path_element_validator(config),
     )
     if filters is not None:
         from .attributes import read_convert_drivers
@@ -470,11 +464,12 @@ def _run(prefix: str | None, wire: str, filters: dict | None, threads: int, env,
           odb.hash_algo, threads)
 
 
-def main(argv: list[str], env: MutableMapping[str, str]) -> int:
+def main(argv: list[str], env: MutableMapping[str, str], *, paths_verified: bool = False) -> int:
     """``git checkout--helper``: serve checkout items from stdin. ``env``:
     this process's environment, handed in by its entry point (the CLI layer,
     or the coordinator's forked child); changed in place as git's worker
-    changes its own."""
+    changes its own. ``paths_verified``: only for a child the coordinator
+    forks (see :mod:`entry`, on the paths a helper checks)."""
     _sanitize_stdfds()
     threads = _threads_arg(argv)
     if isinstance(threads, int):
@@ -497,7 +492,7 @@ def main(argv: list[str], env: MutableMapping[str, str]) -> int:
     held = _Held()
     died_of = 0
     try:
-        _run(prefix, wire, filters, threads, env, held)
+        _run(prefix, wire, filters, threads, env, held, paths_verified)
     except (ProtocolError, NotAGitRepository, ConfigError, WireError) as e:
         if getattr(e, "error", None):  # git's error() line before its death (a bad `-c`)
             sys.stderr.write(f"error: {e.error}\n")

@@ -16,6 +16,7 @@ delim into flush, while a helper that reads a 5,000-item batch wants one
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 __all__ = [
     "DELIM",
@@ -69,6 +70,9 @@ def packet_length(head: bytes) -> int:
     0, 1 and 2 are the special packets; 3 and anything over
     ``LARGE_PACKET_MAX`` are errors, as are non-hex digits.
     """
+    size = _LENGTHS.get(head)
+    if size is not None:
+        return size
     if not _HEX.issuperset(head):
         raise PktLineError(f"protocol error: bad line length character: {head.decode('latin-1')!r}")
     size = int(head, 16)
@@ -76,7 +80,15 @@ def packet_length(head: bytes) -> int:
         raise PktLineError("protocol error: bad line length 3")
     if size > LARGE_PACKET_MAX:
         raise PktLineError(f"protocol error: bad line length {size}")
+    _LENGTHS[head] = size
     return size
+
+
+#: The headers :func:`packet_length` has accepted, with their lengths: a
+#: helper reads thousands of items whose headers take a few dozen values,
+#: and one dictionary probe is a fifth of the checks. At most one entry per
+#: spelling of a valid length (four hex digits, either case).
+_LENGTHS: dict[bytes, int] = {}
 
 
 def next_packet(buf: bytes, pos: int) -> tuple[bytes | int, int] | None:
@@ -150,6 +162,40 @@ class PktReader:
             end = size
         self._pos = end
         return buf[pos + 4 : end]
+
+    def read_until_flush(self, convert: Callable[[bytes], object]) -> tuple[list, int | None]:
+        """``convert`` of each payload up to the next special packet or the
+        end of input, and what ended them: ``FLUSH`` (consumed), another
+        special packet (consumed), or None at the end of input
+        (``packet_read`` in a loop, the packets sliced straight from the
+        buffer: a helper's batches are thousands of them). Each payload is
+        converted as it is read, so that what ``convert`` raises comes
+        before a framing error further on, as in git's worker."""
+        out: list = []
+        append = out.append
+        while True:
+            buf, pos = self._buf, self._pos
+            n = len(buf)
+            while n - pos >= 4:
+                size = packet_length(buf[pos : pos + 4])
+                if size < 4:
+                    self._pos = pos + 4
+                    return out, size
+                end = pos + size
+                if end > n:
+                    break
+                self._pos = end
+                append(convert(buf[pos + 4 : end]))
+                pos = end
+            self._pos = pos
+            if self.at_eof():
+                return out, None
+            got = self.read_pkt()  # the packet the buffer ends inside, or its header
+            if got is None:
+                return out, None
+            if type(got) is int:
+                return out, got
+            append(convert(got))
 
     def at_eof(self) -> bool:
         """True when no byte is left to read (reads ahead if needed)."""

@@ -224,6 +224,11 @@ class StatLayout(Layout):
             values = self._to_layout(values)
         return self.result.pack(id_, status, *values)
 
+    def written_packet(self, id_: int, st: os.stat_result) -> bytes:
+        """``pkt_line(encode_written(id_, st, self))`` in one call: a helper's
+        reply for each file it wrote (its size is fixed: so is its header)."""
+        return self._packet_head + self.pack_result(id_, PcItemStatus.PC_ITEM_WRITTEN, stat_fields(st))
+
     def unpack_stat(self, data: bytes) -> tuple[int, ...]:
         """The :data:`STAT_FIELDS` values of a WRITTEN result."""
         values = self.result.unpack(data)[2:]

@@ -114,3 +114,22 @@ def test_not_ahead_with_auto_or_while_tracing(src, tmp_path, monkeypatch, helper
     if trace is not None:
         events = (tmp_path / "trace.json").read_text()
         assert events.count('"event":"child_start"') == 2  # started after the merge, as git's
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_forked_helpers_trust_the_paths_their_coordinator_verified(src, tmp_path, monkeypatch, ahead):
+    """The coordinator verifies every path before it touches anything
+    (``updates._execute``); the helpers it forks take its items as its own
+    sequential writes do, without verifying each path again. A verifier that
+    refuses every path, in place when they are forked (before the merge or
+    after it), would fail each of their items if they asked it."""
+    from git_checkout_helper import entry
+
+    monkeypatch.setattr(entry, "verify_item_path", lambda *a: "refused by the test")
+    if not ahead:
+        monkeypatch.setattr(parallel.ParallelCheckout, "start_helpers_ahead", lambda self, most: None)
+    opts = CheckoutOptions(workers=2, threshold=0, online_cpus=2)
+    *_, report, _run, pids = _switch(src, tmp_path, monkeypatch, "other", opts,
+                                     ("-c", "checkout.workers=2", "-c", "checkout.thresholdForParallelism=0"))
+    assert report.workers == 2 and report.parallel_items == N_FILES // 5 and report.failed == []
+    assert len(pids) == (2 if ahead else 0)

@@ -46,20 +46,48 @@ from git_checkout_helper.pktline import (
 from git_checkout_helper.wire import REQUEST_LAYOUTS, PcItem
 
 
-def read_all(data: bytes) -> list[bytes | int]:
-    """Every packet of ``data`` through a pipe and PktReader, then None checked."""
+def _through_pipe(data: bytes, read) -> list[bytes | int]:
     r, w = os.pipe()
     t = threading.Thread(target=lambda: (os.write(w, data), os.close(w)))
     t.start()
     try:
-        reader = PktReader(r)
-        out = []
-        while (pkt := reader.read_pkt()) is not None:
-            out.append(pkt)
-        return out
+        return read(PktReader(r))
     finally:
         t.join()
         os.close(r)
+
+
+def _packet_by_packet(reader: PktReader) -> list[bytes | int]:
+    out = []
+    while (pkt := reader.read_pkt()) is not None:
+        out.append(pkt)
+    return out
+
+
+def _up_to_each_special_packet(reader: PktReader) -> list[bytes | int]:
+    out: list[bytes | int] = []
+    while True:
+        pkts, end = reader.read_until_flush(bytes)
+        out += pkts
+        if end is None:
+            return out
+        out.append(end)
+
+
+def read_all(data: bytes) -> list[bytes | int]:
+    """Every packet of ``data`` through a pipe and PktReader, then None
+    checked: one at a time (``read_pkt``), and up to each special packet
+    (``read_until_flush``, a helper's batches), with the same packets or the
+    same error either way."""
+    try:
+        one = _through_pipe(data, _packet_by_packet)
+    except PktLineError as e:
+        with pytest.raises(PktLineError) as many:
+            _through_pipe(data, _up_to_each_special_packet)
+        assert str(many.value) == str(e)
+        raise
+    assert _through_pipe(data, _up_to_each_special_packet) == one
+    return one
 
 
 def parse_all(data: bytes, step: int | None = None) -> list[bytes | int]:

@@ -116,6 +116,8 @@ def test_packed_result_bytes():
         assert struct.unpack_from("<qq", b, 16 + 88) == divmod(st.st_mtime_ns, 10**9)
         assert struct.unpack_from("<qq", b, 16 + 104) == divmod(st.st_ctime_ns, 10**9)
         assert b[16 + 120 :] == bytes(24)  # __glibc_reserved
+    for layout in STAT_LAYOUTS.values():  # a helper's whole reply, header included
+        assert layout.written_packet(9, st) == pkt_line(encode_written(9, st, layout))
 
 
 # --------------------------------------------------------------------------

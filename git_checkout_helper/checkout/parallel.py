@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import sys
+from functools import partial
 
 from ..attributes import ConvAttrs
 from ..autoworkers import auto_workers
@@ -204,8 +205,11 @@ class ParallelCheckout:
             argv, env, shown = self.helper_command()
             fork_entry = None
             if not self.opts.helper_cmd and self.opts.fork_helpers:
-                from ..helper import main as fork_entry  # the helper program's own entry point
+                from ..helper import main  # the helper program's own entry point
 
+                # Its items are the queue's, whose paths this process has
+                # verified (updates._execute), as its own writes are.
+                fork_entry = partial(main, paths_verified=True)
                 argv = argv[4:]  # only its arguments: [--prefix=...]
             self.pool = HelperPool(argv, workers, cwd=self.repo.worktree, env=env, trace=self.trace,
                                    trace_argv=shown, fork_entry=fork_entry)
