@@ -225,8 +225,9 @@ class StatLayout(Layout):
         return self.result.pack(id_, status, *values)
 
     def written_packet(self, id_: int, st: os.stat_result) -> bytes:
-        """``pkt_line(encode_written(id_, st, self))`` in one call: a helper's
-        reply for each file it wrote (its size is fixed: so is its header)."""
+        """A helper's reply for a file it wrote, straight from its ``fstat``:
+        the pkt-line of a WRITTEN result (:func:`encode_result`), in one call
+        (its size is fixed: so is its header)."""
         return self._packet_head + self.pack_result(id_, PcItemStatus.PC_ITEM_WRITTEN, stat_fields(st))
 
     def unpack_stat(self, data: bytes) -> tuple[int, ...]:
@@ -422,11 +423,6 @@ def stat_fields(st: os.stat_result) -> tuple[int, ...]:
         m // 1_000_000_000, m % 1_000_000_000,
         c // 1_000_000_000, c % 1_000_000_000,
     )
-
-
-def encode_written(id_: int, st: os.stat_result, layout: StatLayout) -> bytes:
-    """Fast path of :func:`encode_result` for a WRITTEN item straight from fstat."""
-    return layout.pack_result(id_, PcItemStatus.PC_ITEM_WRITTEN, stat_fields(st))
 
 
 def _result_head(data: bytes, layout: StatLayout) -> tuple[int, int]:

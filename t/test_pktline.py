@@ -182,6 +182,21 @@ def test_uppercase_digits_are_read_as_git_reads_them():
     assert parse_all(data, 3) == want
 
 
+def test_headers_kept_are_bounded_whatever_a_peer_sends(monkeypatch):
+    """packet_length keeps the headers it accepted, for the next packets, but
+    never more than _LENGTHS_KEPT of them: a stream of every length in both
+    cases is still read right, and the table stops growing."""
+    monkeypatch.setattr(pktline, "_LENGTHS", {})
+    monkeypatch.setattr(pktline, "_LENGTHS_KEPT", 100)
+    for size in range(4, 400):
+        for head in {b"%04x" % size, b"%04X" % size}:
+            assert pktline.packet_length(head) == size
+            assert pktline.packet_length(head) == size  # the second time from the table, if kept
+    assert len(pktline._LENGTHS) == 100
+    with pytest.raises(PktLineError, match="bad line length character"):
+        pktline.packet_length(b"+004")
+
+
 def test_end_of_input():
     assert read_all(b"") == []
     assert read_all(b"0000") == [FLUSH]

@@ -42,7 +42,6 @@ from git_checkout_helper.wire import (
     decode_item,
     decode_result,
     encode_result,
-    encode_written,
     native_stat_layout,
     parse_result,
     stat_fields,
@@ -106,7 +105,9 @@ def test_packed_result_bytes():
         b = encode_result(PcItemResult(7, status), native_stat_layout())
         assert b == struct.pack("<QI", 7, status) + bytes(4)
     st = os.stat(__file__)
-    b = encode_written(9, st, native_stat_layout())
+    pkt = native_stat_layout().written_packet(9, st)
+    assert pkt[:4] == b"%04x" % len(pkt)  # a whole pkt-line
+    b = pkt[4:]
     assert len(b) == 16 + native_stat_layout().size
     assert b[:16] == struct.pack("<QI", 9, W) + bytes(4)
     if native_stat_layout() is STAT_LAYOUTS["x86_64"]:
@@ -116,8 +117,8 @@ def test_packed_result_bytes():
         assert struct.unpack_from("<qq", b, 16 + 88) == divmod(st.st_mtime_ns, 10**9)
         assert struct.unpack_from("<qq", b, 16 + 104) == divmod(st.st_ctime_ns, 10**9)
         assert b[16 + 120 :] == bytes(24)  # __glibc_reserved
-    for layout in STAT_LAYOUTS.values():  # a helper's whole reply, header included
-        assert layout.written_packet(9, st) == pkt_line(encode_written(9, st, layout))
+    for layout in STAT_LAYOUTS.values():
+        assert layout.written_packet(9, st) == pkt_line(encode_result(PcItemResult(9, W, StatData.from_os(st)), layout))
 
 
 # --------------------------------------------------------------------------
@@ -177,7 +178,7 @@ def test_result_round_trip():
     for res in (PcItemResult(3, C), PcItemResult(4, F),
                 PcItemResult(5, W, StatData.from_os(st))):
         assert decode_result(encode_result(res, layout), layout) == res
-    back = decode_result(encode_written(6, st, layout), layout)
+    back = decode_result(layout.written_packet(6, st)[4:], layout)
     assert back.st == StatData(*stat_fields(st))
     assert (back.st.size, back.st.mode, back.st.ino, back.st.mtime_nsec) == (
         st.st_size, st.st_mode, st.st_ino, st.st_mtime_ns % 10**9)
