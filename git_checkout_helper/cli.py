@@ -541,7 +541,8 @@ def clone_main(argv: list[str] | None = None) -> int:
                                       err=None if opts.get("quiet") else sys.stderr,
                                       progress=_clone_progress(opts), environ=env,
                                       depth=depth, single_branch=single_branch, origin=origin_name, warn=warn,
-                                      done=None if opts.get("quiet") else lambda: sys.stderr.write("done.\n"))
+                                      done=None if opts.get("quiet") else lambda: sys.stderr.write("done.\n"),
+                                      no_checkout=bool(opts.get("no_checkout")))
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)
         from .config import read_config
@@ -557,8 +558,7 @@ def clone_main(argv: list[str] | None = None) -> int:
         trace = _trace(env)
         try:
             if ref is None:
-                sys.stderr.write("warning: You appear to have cloned an empty repository.\n")
-                return 0
+                return 0  # (prepare_clone said why)
             origin = os.path.abspath(source) if os.path.exists(source) else source
             if opts.get("no_checkout"):
                 # --no-checkout: HEAD set up as clone's update_head does, no index.

@@ -92,7 +92,8 @@ def _is_local(source: str) -> bool:
 def prepare_clone(source: str, directory: str | None, branch: str | None = None,
                   announce=None, *, filter_spec: str | None = None, err=None, progress: bool = False,
                   environ=None, depth: int | None = None, single_branch: bool | None = None,
-                  origin: str = "origin", warn=None, done=None) -> tuple[str, str | None]:
+                  origin: str = "origin", warn=None, done=None,
+                  no_checkout: bool = False) -> tuple[str, str | None]:
     """Create the clone without a checkout; returns (work tree, ref to check out).
 
     ``announce(directory)`` is called once the source and the destination
@@ -102,7 +103,10 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
     a ``file://`` URL goes through the transport (:mod:`transport`) and is
     recorded as given. ``single_branch`` None: implied by ``depth``.
     ``done()`` is called after a ``--local`` clone has its objects (git's
-    "done." of ``clone_local``). ``filter_spec``: a partial clone (:mod:`promisor`), its fetch's progress
+    "done." of ``clone_local``). No ref to check out (None): an empty source
+    (warned of before its objects are copied, as ``cmd_clone`` does), or one
+    whose HEAD names no branch it has, warned of after them unless
+    ``no_checkout`` (clone's ``checkout``). ``filter_spec``: a partial clone (:mod:`promisor`), its fetch's progress
     on ``err`` when ``progress``; a local path ignores it as git does (with
     git's warning on ``err``) but records it.
     """
@@ -134,13 +138,17 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
                 os.makedirs(directory, exist_ok=True)
                 ref = promisor.clone_partial(source, directory, branch, filter_spec,
                                              err if progress else None, environ)
+                if ref is None and warn is not None:
+                    warn(EMPTY_WARNING)
                 return os.path.abspath(directory), ref
             if err is not None:
                 err.write("warning: --filter is ignored in local clones; use file:// instead.\n")
-            ref = _clone_local(src_git, os.path.abspath(source), directory, branch, local=local, depth=depth,
-                               single_branch=single_branch, origin=origin, environ=environ)
+            ref, empty = _clone_local(src_git, os.path.abspath(source), directory, branch, local=local,
+                                      depth=depth, single_branch=single_branch, origin=origin, environ=environ,
+                                      warn=warn)
             if local and done is not None:
                 done()
+            _say_no_ref(ref, empty, no_checkout, warn)
             promisor.register_partial_clone(os.path.join(directory, ".git"), origin, filter_spec)
             return os.path.abspath(directory), ref
         if src_git is None:
@@ -153,12 +161,15 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
             head = r.refs.read_ref(b"HEAD") or b""
             ref = head[5:].strip().decode() if head.startswith(b"ref: ") else None
             r.close()
+            if ref is None and warn is not None:
+                warn(EMPTY_WARNING)
             return os.path.abspath(directory), ref
         url = source if source.startswith("file://") else os.path.abspath(source)
-        ref = _clone_local(src_git, url, directory, branch, local=local, depth=depth,
-                           single_branch=single_branch, origin=origin, environ=environ)
+        ref, empty = _clone_local(src_git, url, directory, branch, local=local, depth=depth,
+                                  single_branch=single_branch, origin=origin, environ=environ, warn=warn)
         if local and done is not None:
             done()
+        _say_no_ref(ref, empty, no_checkout, warn)
         return os.path.abspath(directory), ref
     except BaseException:
         if created:
@@ -168,51 +179,116 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
         raise
 
 
-def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, local: bool = True,
-                 depth: int | None = None, single_branch: bool = False, origin: str = "origin",
-                 environ=None) -> str | None:
-    """``cmd_clone`` after its checks: the repository made (:func:`init_db.init_db`),
-    the objects hard-linked (``local``) or fetched, the refs and the config
-    written as git writes them; returns the ref (or, detached, the id) to
-    check out. A local clone reads and writes everything itself; only a
-    fetch (a ``file://`` URL, a shallow source) goes through dulwich."""
-    src_refs = Refs(src_git, src_git)
-    fmt = _object_format(src_git)
-    refs = src_refs.all_refs()
+#: cmd_clone's warning for a source with no ref to take.
+EMPTY_WARNING = "You appear to have cloned an empty repository."
+
+
+def _say_no_ref(ref: str | None, empty: bool, no_checkout: bool, warn) -> None:
+    """What git says after the objects of a clone with nothing to check out:
+    a HEAD naming no branch the source has (clone's ``checkout``, unless
+    ``--no-checkout``). An ``empty`` source was warned of before them."""
+    if ref is None and not empty and not no_checkout and warn is not None:
+        warn("remote HEAD refers to nonexistent ref, unable to checkout")
+
+
+def _guess_remote_head(head: bytes, heads: dict[bytes, bytes | None], environ) -> bytes | None:
+    """``guess_remote_head`` for a detached HEAD: the branch of ``heads`` at
+    its commit, ``init.defaultBranch``'s first, then ``master``, then the
+    first by name; None when no branch is there."""
+    for name in (b"refs/heads/" + _default_branch_name(environ), b"refs/heads/master"):
+        if heads.get(name) == head:
+            return name
+    return next((name for name in sorted(heads) if heads[name] == head), None)
+
+
+class _Taken:
+    """What ``cmd_clone`` takes of the source's refs (:func:`_refs_taken`)."""
+
+    __slots__ = ("refs", "head_ref", "detached", "heads", "tags", "want", "want_tag", "points_at", "empty")
+
+
+def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin: str, environ) -> _Taken:
+    """``wanted_peer_refs`` and the choices after it: the source's refs (its
+    HEAD's id with them when it has one), the branch its HEAD names or, on a
+    detached HEAD, the branch at its commit (:func:`_guess_remote_head`); the
+    heads and tags taken (with --single-branch the one branch: none for a -b
+    <tag>, a detached HEAD at no branch, or an unborn one); the branch to
+    check out (``want``) or the tag (``want_tag``); the remote HEAD as the
+    clone records it (``points_at``: the branch it names, or is guessed at,
+    among those taken); ``empty``: nothing taken at all. A -b naming
+    neither a branch nor a tag, or a ref with no id, is refused (CloneError)."""
+    t = _Taken()
+    t.refs = refs = src_refs.all_refs()
     head_chain, head_sha = src_refs.follow(b"HEAD")
     if head_sha is not None and is_hex_oid(head_sha):
         refs[b"HEAD"] = head_sha
-    src_head_ref = head_chain[1] if len(head_chain) > 1 else None
-    want = (b"refs/heads/" + branch.encode()) if branch else src_head_ref
-    want_tag = None
-    if branch and want not in refs:
+    t.head_ref = head_chain[1] if len(head_chain) > 1 else None
+    t.heads = {n: v for n, v in refs.items() if n.startswith(b"refs/heads/")}
+    t.tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/")}
+    t.detached = t.head_ref is None and b"HEAD" in refs
+    if t.detached:
+        t.head_ref = _guess_remote_head(refs[b"HEAD"], t.heads, environ)
+    t.want = (b"refs/heads/" + branch.encode()) if branch else t.head_ref
+    t.want_tag = None
+    if branch and t.want not in refs:
         if b"refs/tags/" + branch.encode() not in refs:
-            raise CloneError(f"Remote branch {branch} not found in upstream origin")
-        want_tag, want = b"refs/tags/" + branch.encode(), None  # -b <tag>: a detached HEAD there
-    heads = {n: v for n, v in refs.items() if n.startswith(b"refs/heads/")}
+            raise CloneError(f"Remote branch {branch} not found in upstream {origin}")
+        t.want_tag, t.want = b"refs/tags/" + branch.encode(), None  # -b <tag>: a detached HEAD there
+    t.empty = b"HEAD" not in refs and (single_branch or not (t.heads or t.tags))
     if single_branch:
-        if want is not None and want in refs:
-            heads = {want: refs[want]}
-        elif want_tag is not None or b"HEAD" in refs:
-            heads = {}
-    tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/")}
-    prefix = b"refs/remotes/" + origin.encode() + b"/"
+        t.heads = {t.want: refs[t.want]} if t.want is not None and t.want in refs else {}
+        t.tags = {n: v for n, v in t.tags.items() if v is not None}  # (followed: those whose objects are there)
+    points_at = _guess_remote_head(refs[b"HEAD"], t.heads, environ) if t.detached else t.head_ref
+    t.points_at = points_at if points_at in t.heads else None
     # A broken ref (no id in its file) to be written: git's transaction
-    # refuses its null id; refused here before anything is made. Tags that
-    # follow a single branch are only those whose objects are there.
-    broken = [prefix + n[len(b"refs/heads/"):] for n, v in heads.items() if v is None]
-    if single_branch:
-        tags = {n: v for n, v in tags.items() if v is not None}
-    broken += [n for n, v in tags.items() if v is None]
+    # refuses its null id; refused here before anything is made.
+    prefix = b"refs/remotes/" + origin.encode() + b"/"
+    broken = [prefix + n[len(b"refs/heads/"):] for n, v in t.heads.items() if v is None]
+    broken += [n for n, v in t.tags.items() if v is None]
     if broken:
         raise CloneError(f"'{min(broken).decode('utf-8', 'replace')}' has a null OID")
+    return t
+
+
+def _fetch_refspec(t: _Taken, branch: str | None, single_branch: bool, prefix: bytes) -> bytes | None:
+    """``write_refspec_config``: every branch; with --single-branch the branch
+    or tag asked for, else the remote HEAD's branch, else none (a fetch then
+    takes HEAD and updates no remote-tracking branch)."""
+    if not single_branch:
+        return b"+refs/heads/*:" + prefix + b"*"
+    if t.want_tag is not None:
+        return b"+" + t.want_tag + b":" + t.want_tag
+    if branch or t.points_at is not None:
+        short = (t.want if branch else t.points_at)[len(b"refs/heads/"):]
+        return b"+refs/heads/" + short + b":" + prefix + short
+    return None
+
+
+def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, local: bool = True,
+                 depth: int | None = None, single_branch: bool = False, origin: str = "origin",
+                 environ=None, warn=None) -> tuple[str | None, bool]:
+    """``cmd_clone`` after its checks: the refs taken (:func:`_refs_taken`),
+    the repository made (:func:`init_db.init_db`), the objects hard-linked
+    (``local``) or fetched, the refs and the config written as git writes
+    them; returns the ref (or, detached, the id) to check out, and whether
+    no ref was taken at all (an empty source, which ``warn`` is told of
+    before the objects are copied, as ``cmd_clone`` does). A local clone
+    reads and writes everything itself; only a fetch (a ``file://`` URL, a
+    shallow source) goes through dulwich."""
+    src_refs = Refs(src_git, src_git)
+    fmt = _object_format(src_git)
+    t = _refs_taken(src_refs, branch, single_branch, origin, environ)
+    refs, heads, tags, want, want_tag = t.refs, t.heads, t.tags, t.want, t.want_tag
+    if t.empty and warn is not None:
+        warn(EMPTY_WARNING)
+    prefix = b"refs/remotes/" + origin.encode() + b"/"
     os.makedirs(directory, exist_ok=True)
     gitdir = os.path.join(directory, ".git")
     # A source whose HEAD is unborn (an empty one) names the branch the
     # clone starts on (update_head's ``unborn``); else git's default branch,
     # which HEAD names until the checkout moves it.
-    if src_head_ref is not None and src_head_ref.startswith(b"refs/heads/"):
-        start = src_head_ref
+    if t.head_ref is not None and t.head_ref.startswith(b"refs/heads/"):
+        start = t.head_ref
     else:
         start = b"refs/heads/" + _default_branch_name(environ)
     init_db(gitdir, fmt, start)
@@ -222,7 +298,7 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         tips = list(heads.values())
         if want_tag is not None:
             tips.append(refs[want_tag])
-        elif want is None and b"HEAD" in refs and src_head_ref is None:
+        elif want is None and t.detached:
             tips.append(refs[b"HEAD"])  # a detached HEAD
         tags = _fetch(src_git, fmt, directory, tips, tags, depth, single_branch)
     odb = ObjectDatabase(os.path.join(gitdir, "objects"), fmt)
@@ -232,21 +308,22 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         odb.close()
     packed = {prefix + name[len(b"refs/heads/"):]: (sha, peeled[name]) for name, sha in heads.items()}
     if single_branch:
-        # write_followtags: tags that follow the one branch are loose refs.
+        # write_followtags: tags that follow the one branch are loose refs;
+        # a -b <tag> is itself a ref taken, written packed with the branches.
         for name, sha in tags.items():
-            _write_ref(gitdir, name, sha)
+            if name == want_tag:
+                packed[name] = (sha, peeled[name])
+            else:
+                _write_ref(gitdir, name, sha)
     else:
         packed.update((name, (sha, peeled[name])) for name, sha in tags.items())
-    write_packed_refs(os.path.join(gitdir, "packed-refs"), packed)
-    if src_head_ref is not None and src_head_ref in heads:
-        _write_ref(gitdir, prefix + b"HEAD", b"ref: " + prefix + src_head_ref[len(b"refs/heads/"):])
+    write_packed_refs(os.path.join(gitdir, "packed-refs"), packed, empty_too=bool(refs))
+    if t.points_at is not None:
+        _write_ref(gitdir, prefix + b"HEAD", b"ref: " + prefix + t.points_at[len(b"refs/heads/"):])
     config = os.path.join(gitdir, "config")
-    if single_branch and want is not None and want in heads:
-        short = want[len(b"refs/heads/"):]
-        spec = b"+refs/heads/" + short + b":" + prefix + short
-    else:
-        spec = b"+refs/heads/*:" + prefix + b"*"
-    append_section(config, b"remote", origin.encode(), [(b"url", os.fsencode(url)), (b"fetch", spec)])
+    spec = _fetch_refspec(t, branch, single_branch, prefix)
+    append_section(config, b"remote", origin.encode(),
+                   [(b"url", os.fsencode(url))] + ([(b"fetch", spec)] if spec is not None else []))
     if fmt != "sha1":
         append_section(config, b"extensions", None, [(b"objectformat", fmt.encode())])
     target = None
@@ -255,17 +332,16 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         _write_ref(gitdir, want, refs[want])
         append_section(config, b"branch", short, [(b"remote", origin.encode()), (b"merge", want)])
         target = want.decode()
-    elif want_tag is not None:
-        target = (peeled[want_tag] or refs[want_tag]).decode()
-        write_locked(os.path.join(gitdir, "HEAD"), target.encode() + b"\n")  # detached, no branch made
-    elif b"HEAD" in refs and src_head_ref is None:
-        target = refs[b"HEAD"].decode()  # the source is on a detached HEAD
+    elif want_tag is not None or t.detached:
+        # -b <tag>, or a detached HEAD at no branch: detached there, no branch made.
+        target = (peeled[want_tag] or refs[want_tag]).decode() if want_tag is not None else refs[b"HEAD"].decode()
+        write_locked(os.path.join(gitdir, "HEAD"), target.encode() + b"\n")
     elif b"HEAD" not in refs:
         # Unborn: the branch HEAD names gets its upstream all the same
         # (install_branch_config).
         append_section(config, b"branch", start[len(b"refs/heads/"):],
                        [(b"remote", origin.encode()), (b"merge", start)])
-    return target
+    return target, t.empty
 
 
 def _default_branch_name(environ) -> bytes:

@@ -115,12 +115,14 @@ def find_packed_ref(data: bytes, name: bytes) -> bytes | None:
     return None
 
 
-def write_packed_refs(path: str, refs: dict[bytes, tuple[bytes, bytes | None]]) -> None:
+def write_packed_refs(path: str, refs: dict[bytes, tuple[bytes, bytes | None]], empty_too: bool = False) -> None:
     """A new ``packed-refs`` as ``packed-backend.c``'s ``write_with_updates``
     writes one: git's header (every ref peeled, names sorted), then each ref
     (name: (id, peeled id or None)) in name order, with ``^<peeled id>`` after
-    one that names an annotated tag. Nothing when there is no ref, as git."""
-    if refs:
+    one that names an annotated tag. Nothing when there is no ref, unless
+    ``empty_too`` (a clone of a source that has refs of which none is taken:
+    git commits its transaction of none, which writes the header)."""
+    if refs or empty_too:
         write_locked(path, PACKED_REFS_HEADER + b"".join(
             sha + b" " + name + b"\n" + (b"^" + peeled + b"\n" if peeled else b"")
             for name, (sha, peeled) in sorted(refs.items())))

@@ -68,11 +68,17 @@ def view(repo: Path, env, name: str) -> dict:
     }
 
 
-def twins(tmp_path, env, *args) -> tuple[dict, dict]:
+def twins(tmp_path, env, *args, quiet: bool = True) -> tuple[dict, dict]:
+    """git clone and ours of the same source, with the same exit code and
+    messages (``quiet``: with -q; else "done." and the rest in their order)."""
     g, o = tmp_path / "g", tmp_path / "o"
-    rg = run(["git", "clone", "-q", *args, str(g)], tmp_path, env, check=False)
-    ro = run(["git-parallel-clone", "-q", *args, str(o)], tmp_path, env, check=False)
+    q = ["-q"] if quiet else []
+    rg = run(["git", "clone", *q, *args, str(g)], tmp_path, env, check=False)
+    ro = run(["git-parallel-clone", *q, *args, str(o)], tmp_path, env, check=False)
     assert (ro.returncode, ro.stderr.replace(str(o), "X")) == (rg.returncode, rg.stderr.replace(str(g), "X"))
+    if not g.exists():  # refused: nothing left behind either
+        assert not o.exists()
+        return {}, {}
     return view(o, env, str(o)), view(g, env, str(g))
 
 
@@ -129,13 +135,49 @@ def test_shallow_source_gives_a_working_shallow_clone(tmp_path, env, src, how):
 
 
 @pytest.mark.parametrize("args", [["--single-branch", "-b", "b2"], ["--single-branch"], ["-b", "b2"],
-                                  ["-b", "v1"], ["-o", "up"], ["-n"], ["-n", "-o", "up", "-b", "b2"]])
+                                  ["-b", "v1"], ["--single-branch", "-b", "v1"], ["-o", "up"], ["-n"],
+                                  ["-n", "-o", "up", "-b", "b2"], ["-o", "up", "-b", "nosuch"]])
 @pytest.mark.parametrize("kind", ["path", "url"])
 def test_branch_origin_single_branch_no_checkout(tmp_path, env, src, args, kind):
-    if args[:2] == ["-b", "v1"]:
-        env = dict(env, GIT_CONFIG_PARAMETERS="'advice.detachedhead=false'")  # (not ours to give)
+    """Also: a tag's own refspec with --single-branch, the detached-HEAD
+    advice a clone on a tag gives even with -q, the remote's name in the
+    message for a branch it lacks."""
     ours, theirs = twins(tmp_path, env, *args, str(src) if kind == "path" else f"file://{src}")
     assert ours == theirs
+
+
+@pytest.mark.parametrize("args", [[], ["-q"], ["--single-branch"], ["-n"], ["-b", "v1"],
+                                  ["--single-branch", "-b", "b2"], ["advice off"]])
+@pytest.mark.parametrize("at", ["b2", "no branch"])
+@pytest.mark.parametrize("kind", ["path", "url"])
+def test_a_source_on_a_detached_head(tmp_path, env, src, args, at, kind):
+    """guess_remote_head: a source whose HEAD is detached at a branch's
+    commit is cloned on that branch (its remote HEAD and --single-branch
+    refspec that branch's); at no branch, the clone is detached there too,
+    with git's advice first, no branch made and no refspec with
+    --single-branch."""
+    run(["git", "checkout", "-q", "--detach", "b2" if at == "b2" else "v1"], src, env)
+    if args == ["advice off"]:
+        args, env = [], dict(env, GIT_CONFIG_PARAMETERS="'advice.detachedhead=false'")
+    ours, theirs = twins(tmp_path, env, *args, str(src) if kind == "path" else f"file://{src}", quiet=False)
+    assert ours == theirs
+    if args == []:
+        want = "refs/heads/b2" if at == "b2" else "HEAD"
+        assert ours["head"][1].strip() == want
+
+
+@pytest.mark.parametrize("args", [[], ["-q"], ["-n"], ["--single-branch"]])
+@pytest.mark.parametrize("kind", ["path", "url"])
+def test_a_source_whose_head_names_no_branch(tmp_path, env, src, args, kind):
+    """A source with branches whose HEAD is unborn: git warns that the
+    remote HEAD names no ref (after "done.", not with --no-checkout) and
+    checks nothing out; with --single-branch nothing is taken at all, so it
+    is "an empty repository" (before "done."), with no remote-tracking
+    branch and no refspec."""
+    run(["git", "symbolic-ref", "HEAD", "refs/heads/nope"], src, env)
+    ours, theirs = twins(tmp_path, env, *args, str(src) if kind == "path" else f"file://{src}", quiet=False)
+    assert ours == theirs
+    assert ours["head"][2] and not ours["files"]  # (HEAD unborn: nothing checked out)
 
 
 @pytest.mark.parametrize("packed", [False, True])
@@ -171,11 +213,13 @@ def test_a_sha256_source_gives_a_sha256_clone(tmp_path, env):
     assert "extensions.objectformat=sha256" in ours["config"][1] and ours["peeled"][1].count("^{}") == 1
 
 
-def test_an_empty_source_gives_its_unborn_branch(tmp_path, env):
+@pytest.mark.parametrize("quiet", [True, False])
+def test_an_empty_source_gives_its_unborn_branch(tmp_path, env, quiet):
     """An empty repository cloned: HEAD names the source's unborn branch
-    (not ``init.defaultBranch``), no packed-refs, git's warning."""
+    (not ``init.defaultBranch``), no packed-refs, git's warning (before
+    "done.")."""
     run(["git", "init", "-q", "-b", "trunk", str(tmp_path / "empty")], tmp_path, env)
-    ours, theirs = twins(tmp_path, env, str(tmp_path / "empty"))
+    ours, theirs = twins(tmp_path, env, str(tmp_path / "empty"), quiet=quiet)
     assert ours == theirs
     assert (tmp_path / "o" / ".git" / "HEAD").read_text() == "ref: refs/heads/trunk\n"
 

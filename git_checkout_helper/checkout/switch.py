@@ -48,18 +48,16 @@ def run_checkout(
     refs are then updated by :func:`update_refs_for_switch`.
 
     ``clone`` is the source of a clone being checked out for the first time
-    (oneway merge, the collision report, and "clone: from <source>" in the
-    reflog).
-    """
+    (oneway merge, the collision report, "clone: from <source>" in the
+    reflog, the advice first for a detached HEAD)."""
     if repo.worktree is None:
         raise CheckoutError("fatal: this operation must be run in a work tree", 128)
     lock = IndexLock(repo.dirs.index_path)
     preload = ahead = co = None
     try:
         co = Checkout(repo, opts, err, trace)
-        # The commit first, as git parses its argument before it reads the
-        # index; its tree is then read (and its paths checked) by a child
-        # while the index is read, when the index is big (treeahead.py).
+        # The commit first, as git parses its argument before it reads the index; its tree is
+        # then read (and its paths checked) by a child meanwhile when the index is big (treeahead.py).
         head_commit = repo.head_commit()
         old_branch = repo.head_ref()
         if target is not None:
@@ -70,6 +68,8 @@ def run_checkout(
         else:
             switch = None
             commit, branch, remote_ref = repo.resolve(rev or "HEAD")
+            if clone is not None and branch is None:  # clone's checkout(): the advice first, even with -q
+                detach_advice(repo, rev, err)
         if clone is None:
             ahead = tree_ahead(repo, commit, lambda tree: hostile_paths(co, tree), opts.online_cpus)
         old = repo.read_index(err.write)
@@ -383,6 +383,13 @@ def _reflog_message(repo, old_branch, old_commit, branch, commit, rev, clone) ->
     )
 
 
+def detach_advice(repo: Repository, rev: str, err: TextIO) -> None:
+    """``detach_advice``, unless ``advice.detachedHead`` is false: a clone
+    whose checkout leaves HEAD detached says so first (builtin/clone.c)."""
+    if _advice_enabled(repo, b"detachedhead"):
+        err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
+
+
 DETACHED_HEAD_ADVICE = """\
 Note: switching to '{rev}'.
 
@@ -418,8 +425,8 @@ def _say_switched(err: TextIO, old_branch, branch, commit, rev, repo=None, creat
     if repo is None:
         err.write(f"HEAD is now at {commit[:7].decode()}\n")
         return
-    if old_branch is not None and _advice_enabled(repo, b"detachedhead"):
-        err.write(DETACHED_HEAD_ADVICE.format(rev=rev))
+    if old_branch is not None:
+        detach_advice(repo, rev, err)
     err.write(f"HEAD is now at {_oneline(repo, commit)}\n")
 
 
@@ -465,8 +472,8 @@ def update_refs_for_switch(repo: Repository, t, bo, quiet: bool,
         if not (old_branch is None and old_commit == new_commit):  # an unchanged ref is not logged
             repo.update_head(new_commit, None, msg.encode())
         if not quiet:
-            if old_branch is not None and _advice_enabled(repo, b"detachedhead") and not bo.detach:
-                err.write(DETACHED_HEAD_ADVICE.format(rev=name))
+            if old_branch is not None and not bo.detach:
+                detach_advice(repo, name, err)
             err.write(f"HEAD is now at {_oneline(repo, new_commit)}\n")
     else:
         if bo.orphan:
