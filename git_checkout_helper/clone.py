@@ -207,7 +207,8 @@ class _Taken:
     __slots__ = ("refs", "head_ref", "detached", "heads", "tags", "want", "want_tag", "points_at", "empty")
 
 
-def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin: str, environ) -> _Taken:
+def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin: str, prefix: bytes,
+                environ) -> _Taken:
     """``wanted_peer_refs`` and the choices after it: the source's refs (its
     HEAD's id with them when it has one), the branch its HEAD names or, on a
     detached HEAD, the branch at its commit (:func:`_guess_remote_head`); the
@@ -240,9 +241,9 @@ def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin:
         t.tags = {n: v for n, v in t.tags.items() if v is not None}  # (followed: those whose objects are there)
     points_at = _guess_remote_head(refs[b"HEAD"], t.heads, environ) if t.detached else t.head_ref
     t.points_at = points_at if points_at in t.heads else None
-    # A broken ref (no id in its file) to be written: git's transaction
-    # refuses its null id; refused here before anything is made.
-    prefix = b"refs/remotes/" + origin.encode() + b"/"
+    # A broken ref (no id in its file) to be written (under ``prefix``, the
+    # remote's): git's transaction refuses its null id; refused here before
+    # anything is made.
     broken = [prefix + n[len(b"refs/heads/"):] for n, v in t.heads.items() if v is None]
     broken += [n for n, v in t.tags.items() if v is None]
     if broken:
@@ -277,11 +278,11 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
     shallow source) goes through dulwich."""
     src_refs = Refs(src_git, src_git)
     fmt = _object_format(src_git)
-    t = _refs_taken(src_refs, branch, single_branch, origin, environ)
+    prefix = b"refs/remotes/" + origin.encode() + b"/"
+    t = _refs_taken(src_refs, branch, single_branch, origin, prefix, environ)
     refs, heads, tags, want, want_tag = t.refs, t.heads, t.tags, t.want, t.want_tag
     if t.empty and warn is not None:
         warn(EMPTY_WARNING)
-    prefix = b"refs/remotes/" + origin.encode() + b"/"
     os.makedirs(directory, exist_ok=True)
     gitdir = os.path.join(directory, ".git")
     # A source whose HEAD is unborn (an empty one) names the branch the
