@@ -191,11 +191,11 @@ def _say_no_ref(ref: str | None, empty: bool, no_checkout: bool, warn) -> None:
         warn("remote HEAD refers to nonexistent ref, unable to checkout")
 
 
-def _guess_remote_head(head: bytes, heads: dict[bytes, bytes | None], environ) -> bytes | None:
+def _guess_remote_head(head: bytes, heads: dict[bytes, bytes | None], default: bytes) -> bytes | None:
     """``guess_remote_head`` for a detached HEAD: the branch of ``heads`` at
-    its commit, ``init.defaultBranch``'s first, then ``master``, then the
-    first by name; None when no branch is there."""
-    for name in (b"refs/heads/" + _default_branch_name(environ), b"refs/heads/master"):
+    its commit, ``default``'s (``init.defaultBranch``) first, then
+    ``master``, then the first by name; None when no branch is there."""
+    for name in (b"refs/heads/" + default, b"refs/heads/master"):
         if heads.get(name) == head:
             return name
     return next((name for name in sorted(heads) if heads[name] == head), None)
@@ -227,19 +227,23 @@ def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin:
     t.heads = {n: v for n, v in refs.items() if n.startswith(b"refs/heads/")}
     t.tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/")}
     t.detached = t.head_ref is None and b"HEAD" in refs
+    default = _default_branch_name(environ) if t.detached else b""
     if t.detached:
-        t.head_ref = _guess_remote_head(refs[b"HEAD"], t.heads, environ)
+        t.head_ref = _guess_remote_head(refs[b"HEAD"], t.heads, default)
     t.want = (b"refs/heads/" + branch.encode()) if branch else t.head_ref
     t.want_tag = None
     if branch and t.want not in refs:
         if b"refs/tags/" + branch.encode() not in refs:
             raise CloneError(f"Remote branch {branch} not found in upstream {origin}")
         t.want_tag, t.want = b"refs/tags/" + branch.encode(), None  # -b <tag>: a detached HEAD there
-    t.empty = b"HEAD" not in refs and (single_branch or not (t.heads or t.tags))
+    # Nothing taken: no HEAD, no -b (which found its ref, or failed above),
+    # and, but with --single-branch (which takes HEAD's branch alone), no ref.
+    t.empty = b"HEAD" not in refs and not branch and (single_branch or not (t.heads or t.tags))
     if single_branch:
         t.heads = {t.want: refs[t.want]} if t.want is not None and t.want in refs else {}
         t.tags = {n: v for n, v in t.tags.items() if v is not None}  # (followed: those whose objects are there)
-    points_at = _guess_remote_head(refs[b"HEAD"], t.heads, environ) if t.detached else t.head_ref
+    # (Guessed again among the heads taken, as cmd_clone guesses among mapped_refs.)
+    points_at = _guess_remote_head(refs[b"HEAD"], t.heads, default) if t.detached else t.head_ref
     t.points_at = points_at if points_at in t.heads else None
     # A broken ref (no id in its file) to be written (under ``prefix``, the
     # remote's): git's transaction refuses its null id; refused here before

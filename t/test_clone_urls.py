@@ -166,18 +166,43 @@ def test_a_source_on_a_detached_head(tmp_path, env, src, args, at, kind):
         assert ours["head"][1].strip() == want
 
 
-@pytest.mark.parametrize("args", [[], ["-q"], ["-n"], ["--single-branch"]])
+@pytest.mark.parametrize("default", [None, "b2", "master", "by name"])
+@pytest.mark.parametrize("args", [[], ["--single-branch"], ["--single-branch", "-b", "b2"]])
+def test_which_branch_a_detached_head_is_taken_for(tmp_path, env, src, default, args):
+    """Branches at the detached HEAD's commit (aa, b2, and master but in
+    the "by name" case): guess_remote_head takes init.defaultBranch's
+    first, then master, then the first by name; with --single-branch -b b2
+    the remote HEAD is guessed among the branch taken."""
+    run(["git", "branch", "aa", "b2"], src, env)
+    run(["git", "checkout", "-q", "--detach", "b2"], src, env)
+    if default != "by name":
+        run(["git", "branch", "-f", "master", "b2"], src, env)
+    if default in ("b2", "master"):
+        env = dict(env, GIT_CONFIG_PARAMETERS=f"'init.defaultbranch={default}'")
+    ours, theirs = twins(tmp_path, env, *args, str(src), quiet=False)
+    assert ours == theirs
+    if args == []:
+        want = {None: "master", "by name": "aa"}.get(default, default)
+        assert ours["head"][1].strip() == f"refs/heads/{want}"
+
+
+
+@pytest.mark.parametrize("args", [[], ["-q"], ["-n"], ["--single-branch"], ["--single-branch", "-b", "b2"]])
 @pytest.mark.parametrize("kind", ["path", "url"])
 def test_a_source_whose_head_names_no_branch(tmp_path, env, src, args, kind):
     """A source with branches whose HEAD is unborn: git warns that the
     remote HEAD names no ref (after "done.", not with --no-checkout) and
     checks nothing out; with --single-branch nothing is taken at all, so it
     is "an empty repository" (before "done."), with no remote-tracking
-    branch and no refspec."""
+    branch and no refspec; but a -b takes its branch, checked out, and
+    nothing is said."""
     run(["git", "symbolic-ref", "HEAD", "refs/heads/nope"], src, env)
     ours, theirs = twins(tmp_path, env, *args, str(src) if kind == "path" else f"file://{src}", quiet=False)
     assert ours == theirs
-    assert ours["head"][2] and not ours["files"]  # (HEAD unborn: nothing checked out)
+    if "-b" in args:
+        assert ours["head"][1].strip() == "refs/heads/b2" and ours["files"]
+    else:
+        assert ours["head"][2] and not ours["files"]  # (HEAD unborn: nothing checked out)
 
 
 @pytest.mark.parametrize("packed", [False, True])
