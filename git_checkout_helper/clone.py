@@ -10,7 +10,10 @@ repository and config modules cost 45 ms of imports and its refs container
 70 ms on git.git's thousand refs, together a fifth of such a clone. A
 ``file://`` URL or a shallow source fetches through dulwich's object
 stores (:mod:`transport`); any other URL goes through dulwich's clone
-without checkout. Either way the checkout itself is ours.
+without checkout. A partial clone (``--filter``) of a URL fetches into one
+promisor pack (:mod:`fetch_pack`), and its refs, HEAD and config are
+chosen and written from what the remote listed by the same code as a local
+clone's. Either way the checkout itself is ours.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ from .odb import ObjectDatabase, object_format_name
 from .packed_refs import peel_refs, write_packed_refs
 from .refs import Refs
 from .wrapper import write_locked
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["CloneError", "prepare_clone"]
 
@@ -136,10 +143,11 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
 
             if src_git is None or source.startswith("file://"):
                 os.makedirs(directory, exist_ok=True)
-                ref = promisor.clone_partial(source, directory, branch, filter_spec,
-                                             err if progress else None, environ)
-                if ref is None and warn is not None:
+                ref, empty = _clone_partial(source, directory, branch, filter_spec,
+                                            err if progress else None, environ, warn)
+                if empty and warn is not None:
                     warn(EMPTY_WARNING)
+                _say_no_ref(ref, empty, no_checkout, warn)
                 return os.path.abspath(directory), ref
             if err is not None:
                 err.write("warning: --filter is ignored in local clones; use file:// instead.\n")
@@ -227,7 +235,7 @@ def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin:
     t.heads = {n: v for n, v in refs.items() if n.startswith(b"refs/heads/")}
     t.tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/")}
     t.detached = t.head_ref is None and b"HEAD" in refs
-    default = _default_branch_name(environ) if t.detached else b""
+    default = default_branch_name(environ) if t.detached else b""
     if t.detached:
         t.head_ref = _guess_remote_head(refs[b"HEAD"], t.heads, default)
     t.want = (b"refs/heads/" + branch.encode()) if branch else t.head_ref
@@ -289,13 +297,7 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         warn(EMPTY_WARNING)
     os.makedirs(directory, exist_ok=True)
     gitdir = os.path.join(directory, ".git")
-    # A source whose HEAD is unborn (an empty one) names the branch the
-    # clone starts on (update_head's ``unborn``); else git's default branch,
-    # which HEAD names until the checkout moves it.
-    if t.head_ref is not None and t.head_ref.startswith(b"refs/heads/"):
-        start = t.head_ref
-    else:
-        start = b"refs/heads/" + _default_branch_name(environ)
+    start = _start_branch(t, environ)
     init_db(gitdir, fmt, start)
     if local:
         _link_objects(os.path.join(src_git, "objects"), os.path.join(gitdir, "objects"))
@@ -311,6 +313,77 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         peeled = peel_refs(odb, {**heads, **tags}, src_refs.packed_peeled())
     finally:
         odb.close()
+    t.tags = tags  # (with --single-branch, those that follow the history fetched)
+    target = _write_clone_refs(gitdir, t, peeled, url, branch=branch, single_branch=single_branch, origin=origin,
+                              fmt=fmt, start=start)
+    return target, t.empty
+
+
+def _start_branch(t: _Taken, environ) -> bytes:
+    """The branch a new clone's HEAD names: the one the source's HEAD names
+    when it is a branch, born or not (``update_head``'s ``unborn``), else
+    git's default branch (``init.defaultBranch``), until the checkout
+    moves HEAD."""
+    if t.head_ref is not None and t.head_ref.startswith(b"refs/heads/"):
+        return t.head_ref
+    return b"refs/heads/" + default_branch_name(environ)
+
+
+class ListedRefs:
+    """The refs a remote listed (``ls-refs``: branches, tags, HEAD and the
+    branch HEAD names, born or not), read as :func:`_refs_taken` reads a
+    source's :class:`refs.Refs`."""
+
+    def __init__(self, listed: dict[bytes, bytes], head_target: bytes | None) -> None:
+        self._listed = listed
+        self._head_target = head_target
+
+    def all_refs(self) -> dict[bytes, bytes | None]:
+        return {n: v for n, v in self._listed.items() if n.startswith(b"refs/")}
+
+    def follow(self, name: bytes) -> tuple[list[bytes], bytes | None]:
+        names = [name] + ([self._head_target] if name == b"HEAD" and self._head_target else [])
+        return names, self._listed.get(names[-1])
+
+
+def write_fetched_clone(gitdir: str, listed: dict[bytes, bytes], head_target: bytes | None, url: str,
+                        branch: str | None, environ) -> tuple[str | None, bool]:
+    """A clone whose objects a transport has fetched (a partial clone: every
+    branch and tag, remote ``origin``), made as :func:`_clone_local` makes
+    a local one from the refs the remote listed: the refs taken
+    (:func:`_refs_taken`: a detached HEAD's branch guessed, -b <tag>),
+    HEAD naming the branch to start on (:func:`_start_branch`: an unborn
+    remote HEAD's own), then :func:`_write_clone_refs`. Returns the ref (or
+    the id) to check out, and whether nothing was taken (an empty
+    repository)."""
+    prefix = b"refs/remotes/origin/"
+    t = _refs_taken(ListedRefs(listed, head_target), branch, False, "origin", prefix, environ)
+    start = _start_branch(t, environ)
+    write_locked(os.path.join(gitdir, "HEAD"), b"ref: " + start + b"\n")
+    odb = ObjectDatabase(os.path.join(gitdir, "objects"))
+    try:
+        peeled = peel_refs(odb, {**t.heads, **t.tags})
+    finally:
+        odb.close()
+    target = _write_clone_refs(gitdir, t, peeled, url, branch=branch, single_branch=False, origin="origin",
+                              fmt="sha1", start=start)
+    return target, t.empty
+
+
+def _write_clone_refs(gitdir: str, t: _Taken, peeled: dict[bytes, bytes | None], url: str, *,
+                     branch: str | None, single_branch: bool, origin: str, fmt: str, start: bytes) -> str | None:
+    """What ``cmd_clone`` writes once the objects are there, for the refs
+    taken (:func:`_refs_taken`; ``peeled``: the peeled id of each of its
+    heads and tags, or None): the remote-tracking branches and the tags in
+    ``packed-refs`` (``write_remote_refs``; with --single-branch the tags
+    that follow are loose, ``write_followtags``), the remote HEAD, the
+    remote's section (``write_refspec_config``), the branch to check out
+    with its upstream (``install_branch_config``), or HEAD detached at a
+    -b <tag> or at a detached source HEAD's commit, or the upstream of the
+    unborn branch ``start`` (:func:`_start_branch`) that HEAD names.
+    Returns the ref (or, detached, the id) to check out, None for none."""
+    refs, heads, tags, want, want_tag = t.refs, t.heads, t.tags, t.want, t.want_tag
+    prefix = b"refs/remotes/" + origin.encode() + b"/"
     packed = {prefix + name[len(b"refs/heads/"):]: (sha, peeled[name]) for name, sha in heads.items()}
     if single_branch:
         # write_followtags: tags that follow the one branch are loose refs;
@@ -346,10 +419,76 @@ def _clone_local(src_git: str, url: str, directory: str, branch: str | None, *, 
         # (install_branch_config).
         append_section(config, b"branch", start[len(b"refs/heads/"):],
                        [(b"remote", origin.encode()), (b"merge", start)])
-    return target, t.empty
+    return target
 
 
-def _default_branch_name(environ) -> bytes:
+def _clone_wants(refs: dict) -> list[bytes]:
+    """``wanted_peer_refs`` for a clone: the branches, the tags and HEAD."""
+    out: list[bytes] = []
+    for name, oid in refs.items():
+        if name.endswith(b"^{}") or oid is None:
+            continue
+        if (name == b"HEAD" or name.startswith((b"refs/heads/", b"refs/tags/"))) and oid not in out:
+            out.append(oid)
+    return out
+
+
+def _clone_partial(url: str, directory: str, branch: str | None, filter_spec: str,
+                  err: TextIO | None = None, environ=None, warn=None) -> tuple[str | None, bool]:
+    """``git clone --filter=<spec> <url> <directory>`` up to the checkout:
+    the repository made (:func:`init_db.init_db`), every ref's history
+    fetched under the filter into one promisor pack (its ``.promisor``
+    file lists the refs, as git's; a ``file://`` source that does not allow
+    filters sends everything, with git's warning to ``warn``), the refs,
+    HEAD and the config as a clone of ours writes them from what the remote
+    listed (:func:`write_fetched_clone`), then
+    ``partial_clone_register``'s settings (:func:`promisor.register_partial_clone`).
+    ``directory`` exists and is empty. Returns the ref to check out (or the
+    commit id, detached; None for none) and whether the repository was
+    empty. Raises :class:`promisor.PromisorError` or :class:`CloneError`."""
+    from dulwich.repo import Repo
+
+    from .config import read_config
+    from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
+    from .odb import discover
+    from .promisor import PromisorError, expand_filter, register_partial_clone
+
+    spec = expand_filter(filter_spec)
+    gitdir = os.path.join(directory, ".git")
+    init_db(gitdir, "sha1", b"refs/heads/" + default_branch_name(environ))  # (HEAD named again below)
+    repo = Repo(directory)
+    store = repo.object_store
+    promised: dict[bytes, bytes] = {}
+    try:
+        config = read_config(discover(directory), environ or {})
+        refs: dict = {}
+
+        def wants(remote_refs: dict) -> list[bytes]:
+            if any(v is not None and len(v) == 64 for v in remote_refs.values()):
+                raise _Failed("the remote uses SHA-256, which a partial clone of ours does not support")
+            refs.update({k: v for k, v in remote_refs.items() if v is not None and not k.endswith(b"^{}")
+                         and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))})
+            if b"HEAD" in refs:
+                promised[b"HEAD"] = refs[b"HEAD"]
+            promised.update(sorted((k, v) for k, v in refs.items() if k != b"HEAD"))
+            return _clone_wants(refs)
+
+        try:
+            _pack, (listed, symrefs) = fetch_objects(store, url, wants, filter_spec=spec.encode(),
+                                                     config=config, err=err, refs=promised,
+                                                     ssh_command=ssh_command(environ or {}, config),
+                                                     warn=warn, environ=environ)
+        except _Failed as e:
+            raise PromisorError(f"could not fetch from '{url}': {e}") from None
+    finally:
+        repo.close()
+    refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")
+                    and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))}
+    taken = write_fetched_clone(gitdir, refs, symrefs.get(b"HEAD"), url, branch, environ)
+    register_partial_clone(gitdir, "origin", filter_spec)
+    return taken
+
+def default_branch_name(environ) -> bytes:
     """``git_default_branch_name``: ``init.defaultBranch``, else ``master``."""
     from .config import read_config
 

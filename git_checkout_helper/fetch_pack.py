@@ -110,13 +110,18 @@ def fetch_objects(
     err: TextIO | None = None,
     refs: dict[bytes, bytes] | None = None,
     ssh_command: str | None = None,
+    warn: Callable[[str], None] | None = None,
+    environ=None,
 ) -> tuple[object, dict]:
     """Fetch ``wants`` (hex ids) from ``url`` into ``store`` as one promisor
     pack. ``wants`` may be a function of the remote's refs (a clone: all of
     them are listed then, and ``refs`` is filled with what the ``.promisor``
     file lists, as ``index-pack --promisor`` does for a clone); a lazy fetch
     leaves that file empty. ``err``: progress is written there ("remote:
-    ..." lines and "Receiving objects"), None for quiet.
+    ..." lines and "Receiving objects"), None for quiet. ``warn``: what git
+    warns of, quiet or not (a ``file://`` source that does not allow
+    filters: :func:`_fetch_local`); ``environ``: the environment that
+    source's config is read with.
 
     Returns (the pack or None when nothing came, (refs, symrefs) the remote
     listed).
@@ -131,7 +136,7 @@ def fetch_objects(
     try:
         local = _local_path(url)
         if local is not None:
-            listed = _fetch_local(local, wants, filter_spec, received)
+            listed = _fetch_local(local, wants, filter_spec, received, warn, environ)
         else:
             listed = _fetch_remote(url, wants, filter_spec, config, received, err, ssh_command)
     except BaseException as e:
@@ -249,7 +254,10 @@ def _reason(e: Exception) -> str:
     return text
 
 
-def _fetch_local(path: str, wants, filter_spec: bytes | None, out) -> tuple[dict, dict]:
+def _fetch_local(path: str, wants, filter_spec: bytes | None, out, warn=None, environ=None) -> tuple[dict, dict]:
+    """What ``upload-pack`` in the repository at ``path`` would send: the
+    filter only where its config allows filters (``uploadpack.allowFilter``,
+    false unless set); else everything the wants reach, and git's warning."""
     from dulwich.pack import write_pack_from_container
     from dulwich.repo import Repo
 
@@ -268,6 +276,12 @@ def _fetch_local(path: str, wants, filter_spec: bytes | None, out) -> tuple[dict
             if len(chain) > 1:
                 symrefs[b"HEAD"] = chain[1]
             wants = wants(refs)
+        if not wants:
+            return refs, symrefs  # (an empty repository: no pack, as upload-pack sends none)
+        if filter_spec and not _allows_filter(src, environ):
+            filter_spec = None
+            if warn is not None:
+                warn("filtering not recognized by server, ignoring")
         try:
             ids = select_objects(store, wants, set(), filter_spec.decode() if filter_spec else None)
         except KeyError as e:
@@ -276,6 +290,19 @@ def _fetch_local(path: str, wants, filter_spec: bytes | None, out) -> tuple[dict
     finally:
         src.close()
     return refs, symrefs
+
+
+def _allows_filter(src, environ) -> bool:
+    """``uploadpack.allowFilter`` as ``upload-pack`` reads it in ``src``
+    (its config, then global and system, and ``git -c`` settings)."""
+    from .config import read_config
+    from .discovery import GitDirs
+
+    config = read_config(GitDirs(src.controldir(), src.commondir(), None), environ or {})
+    try:
+        return config.get_boolean((b"uploadpack",), b"allowfilter", False)
+    except (KeyError, ValueError):
+        return False
 
 
 def _hexof(e: KeyError) -> str:

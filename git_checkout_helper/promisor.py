@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 
-from .errors import CheckoutError, CloneError
+from .errors import CheckoutError
 from .parse import git_parse_maybe_bool
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = [
     "PromisorError",
     "PromisorRemote",
-    "clone_partial",
     "expand_filter",
     "has_promisor_remote",
     "is_partial",
@@ -321,115 +320,6 @@ def expand_filter(spec: str) -> str:
     if spec.strip() == "blob:none":
         return "blob:none"
     return f"blob:limit={n}"
-
-
-def _clone_wants(refs: dict) -> list[bytes]:
-    """``wanted_peer_refs`` for a clone: the branches, the tags and HEAD."""
-    out: list[bytes] = []
-    for name, oid in refs.items():
-        if name.endswith(b"^{}") or oid is None:
-            continue
-        if (name == b"HEAD" or name.startswith((b"refs/heads/", b"refs/tags/"))) and oid not in out:
-            out.append(oid)
-    return out
-
-
-def clone_partial(url: str, directory: str, branch: str | None, filter_spec: str,
-                  err: TextIO | None = None, environ=None) -> str | None:
-    """``git clone --filter=<spec> <url> <directory>`` up to the checkout:
-    the repository made, every ref's history fetched under the filter into
-    one promisor pack (its ``.promisor`` file lists the refs, as git's),
-    the remote-tracking refs, tags, ``origin/HEAD`` and the branch made as
-    ``builtin/clone.c`` does, and ``partial_clone_register``'s settings
-    (``core.repositoryformatversion=1``, ``remote.origin.promisor``,
-    ``remote.origin.partialclonefilter``). ``directory`` exists and is
-    empty. Returns the ref to check out (None for an empty repository, a
-    commit id for a detached HEAD). Raises :class:`PromisorError` or
-    :class:`clone.CloneError`."""
-    from dulwich.config import ConfigFile
-    from dulwich.repo import Repo
-
-    from .config import read_config
-    from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
-    from .odb import discover
-    from .packed_refs import write_packed_refs
-
-    spec = expand_filter(filter_spec)
-    repo = Repo.init(directory, mkdir=False)
-    gitdir = repo.controldir()
-    store = repo.object_store
-    promised: dict[bytes, bytes] = {}
-    try:
-        config = read_config(discover(directory), environ or {})
-        refs: dict = {}
-
-        def wants(remote_refs: dict) -> list[bytes]:
-            if any(v is not None and len(v) == 64 for v in remote_refs.values()):
-                raise _Failed("the remote uses SHA-256, which a partial clone of ours does not support")
-            refs.update({k: v for k, v in remote_refs.items() if v is not None and not k.endswith(b"^{}")
-                         and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))})
-            if b"HEAD" in refs:
-                promised[b"HEAD"] = refs[b"HEAD"]
-            promised.update(sorted((k, v) for k, v in refs.items() if k != b"HEAD"))
-            return _clone_wants(refs)
-
-        try:
-            _pack, (listed, symrefs) = fetch_objects(store, url, wants, filter_spec=spec.encode(),
-                                                     config=config, err=err, refs=promised,
-                                                     ssh_command=ssh_command(environ or {}, config))
-        except _Failed as e:
-            raise PromisorError(f"could not fetch from '{url}': {e}") from None
-        refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")
-                        and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))}
-        head_ref = symrefs.get(b"HEAD")
-        packed: dict[bytes, bytes] = {}
-        for name, sha in refs.items():
-            if name.startswith(b"refs/heads/"):
-                packed[b"refs/remotes/origin/" + name[len(b"refs/heads/"):]] = sha
-            elif name.startswith(b"refs/tags/"):
-                packed[name] = sha
-        want = (b"refs/heads/" + branch.encode()) if branch else head_ref
-        if branch and want not in refs:
-            raise CloneError(f"Remote branch {branch} not found in upstream origin")
-        write_packed_refs(os.path.join(gitdir, "packed-refs"), _peeled_as_git(gitdir, packed))
-        if head_ref is not None and head_ref in refs:
-            os.makedirs(os.path.join(gitdir, "refs", "remotes", "origin"), exist_ok=True)
-            repo.refs.set_symbolic_ref(b"refs/remotes/origin/HEAD",
-                                       b"refs/remotes/origin/" + head_ref[len(b"refs/heads/"):])
-        cfg_path = os.path.join(gitdir, "config")
-        cfg = ConfigFile.from_path(cfg_path)
-        cfg.set((b"core",), b"repositoryformatversion", b"1")
-        cfg.set((b"remote", b"origin"), b"url", url.encode())
-        cfg.set((b"remote", b"origin"), b"fetch", b"+refs/heads/*:refs/remotes/origin/*")
-        cfg.set((b"remote", b"origin"), b"promisor", b"true")
-        cfg.set((b"remote", b"origin"), b"partialclonefilter", spec.encode())
-        target = None
-        if want is not None and want in refs:
-            short = want[len(b"refs/heads/"):]
-            repo.refs.set_if_equals(want, None, refs[want])
-            cfg.set((b"branch", short), b"remote", b"origin")
-            cfg.set((b"branch", short), b"merge", want)
-            target = want.decode()
-        elif b"HEAD" in refs and head_ref is None:
-            target = refs[b"HEAD"].decode()  # the remote's HEAD is detached
-        _format_version_first(cfg).write_to_path(cfg_path)
-        return target
-    finally:
-        repo.close()
-
-
-def _peeled_as_git(gitdir: str, refs: dict[bytes, bytes]) -> dict[bytes, tuple[bytes, bytes | None]]:
-    """The clone's refs with their peeled ids (:func:`packed_refs.peel_refs`),
-    read from the promisor pack just fetched (tags are never filtered out)."""
-    from .odb import ObjectDatabase
-    from .packed_refs import peel_refs
-
-    odb = ObjectDatabase(os.path.join(gitdir, "objects"))
-    try:
-        peeled = peel_refs(odb, refs)
-    finally:
-        odb.close()
-    return {name: (sha, peeled[name]) for name, sha in refs.items()}
 
 
 def _format_version_first(cfg):

@@ -78,6 +78,94 @@ test_expect_success 'the partial clone then switches like git (the promisor remo
 	same_clone bn.ours bn.git
 '
 
+# twin_clone <name> <url> [<clone option>...]: git parallel-clone -q and git clone -q
+# of <url> into <name>.ours and <name>.git: the same exit code, the same messages
+twin_clone() {
+	name=$1 url=$2 &&
+	shift 2 &&
+	{ git parallel-clone -q "$@" "$url" $name.ours 2>$name.err.ours; echo $? >$name.rc.ours; } &&
+	{ git clone -q "$@" "$url" $name.git 2>$name.err.git; echo $? >$name.rc.git; } &&
+	test_cmp $name.rc.git $name.rc.ours &&
+	test_cmp $name.err.git $name.err.ours
+}
+
+# same_head_config <name>: <name>.ours and <name>.git have the same HEAD and config
+same_head_config() {
+	test_cmp $1.git/.git/HEAD $1.ours/.git/HEAD &&
+	git -C $1.ours config -l --local >$1.ours.config &&
+	git -C $1.git config -l --local >$1.git.config &&
+	test_cmp $1.git.config $1.ours.config
+}
+
+# twin_source <name>: a bare copy of src that allows filters
+twin_source() {
+	git clone -q --bare src $1 &&
+	git -C $1 config uploadpack.allowFilter true
+}
+
+test_expect_success 'a source on a detached HEAD: the branch at its commit is taken, as git guesses it' '
+	twin_source det &&
+	oid=$(git -C det rev-parse other) &&
+	echo $oid >det/HEAD &&
+	twin_clone det "file://$TRASH_DIRECTORY/det" --filter=blob:none &&
+	same_clone det.ours det.git &&
+	test_cmp det.git/.git/HEAD det.ours/.git/HEAD &&
+	echo "ref: refs/heads/other" >expect &&
+	test_cmp expect det.ours/.git/HEAD
+'
+
+test_expect_success 'a source detached at no branch: the clone is detached there, no branch made' '
+	twin_source det2 &&
+	oid=$(git -C det2 commit-tree -p other -m loose "other^{tree}") &&
+	echo $oid >det2/HEAD &&
+	twin_clone det2 "file://$TRASH_DIRECTORY/det2" --filter=blob:none &&
+	same_clone det2.ours det2.git &&
+	test_cmp det2.git/.git/HEAD det2.ours/.git/HEAD &&
+	test_grep "detached HEAD" det2.err.ours &&
+	git -C det2.ours for-each-ref refs/heads >heads &&
+	test_must_be_empty heads
+'
+
+test_expect_success 'an unborn HEAD beside branches: HEAD names it, with its upstream; nothing checked out' '
+	twin_source unb &&
+	git -C unb symbolic-ref HEAD refs/heads/nope &&
+	twin_clone unb "file://$TRASH_DIRECTORY/unb" --filter=blob:none &&
+	test_grep "^warning: remote HEAD refers to nonexistent ref, unable to checkout$" unb.err.ours &&
+	same_head_config unb &&
+	git -C unb.ours for-each-ref >refs.ours &&
+	git -C unb.git for-each-ref >refs.git &&
+	test_cmp refs.git refs.ours &&
+	test_cmp unb.git/.git/packed-refs unb.ours/.git/packed-refs
+'
+
+test_expect_success 'an empty repository: HEAD names its unborn branch, and no pack is made' '
+	git init -q --bare -b trunk empty &&
+	git -C empty config uploadpack.allowFilter true &&
+	twin_clone empty "file://$TRASH_DIRECTORY/empty" --filter=blob:none &&
+	test_grep "^warning: You appear to have cloned an empty repository.$" empty.err.ours &&
+	same_head_config empty &&
+	ls empty.ours/.git/objects/pack >packs &&
+	test_must_be_empty packs
+'
+
+test_expect_success '-b <tag>: detached at the tag, as git clone -b <tag>; a missing -b as git refuses it' '
+	twin_clone bt "$SRC_URL" --filter=blob:none -b v2 &&
+	same_clone bt.ours bt.git &&
+	test_cmp bt.git/.git/HEAD bt.ours/.git/HEAD &&
+	test_expect_code 128 git parallel-clone -q --filter=blob:none -b nosuch "$SRC_URL" nb.ours 2>err.ours &&
+	test_expect_code 128 git clone -q --filter=blob:none -b nosuch "$SRC_URL" nb.git 2>err.git &&
+	test_cmp err.git err.ours &&
+	test_path_is_missing nb.ours
+'
+
+test_expect_success 'a source that does not allow filters sends everything, with git'"'"'s warning' '
+	git clone -q --bare src nofilter &&
+	twin_clone nofilter "file://$TRASH_DIRECTORY/nofilter" --filter=blob:none &&
+	test_grep "^warning: filtering not recognized by server, ignoring$" nofilter.err.ours &&
+	same_clone nofilter.ours nofilter.git &&
+	test_must_be_empty nofilter.ours.missing
+'
+
 test_expect_success 'a local path ignores --filter as git does, and records it' '
 	git parallel-clone --filter=blob:none src lp.ours 2>err.ours &&
 	git clone --filter=blob:none src lp.git 2>err.git &&
@@ -140,6 +228,16 @@ test_expect_success 'git daemon, tree:0: the trees, then the blobs; like git' '
 	git -C gt.ours parallel-checkout -q other &&
 	git -C gt.git checkout -q other &&
 	same_clone gt.ours gt.git
+'
+
+test_expect_success 'git daemon: a detached HEAD, an unborn one and an empty repository as over file://' '
+	twin_clone gdet "$GIT_DAEMON_URL/det" --filter=blob:none &&
+	same_clone gdet.ours gdet.git &&
+	test_cmp gdet.git/.git/HEAD gdet.ours/.git/HEAD &&
+	twin_clone gunb "$GIT_DAEMON_URL/unb" --filter=blob:none &&
+	same_head_config gunb &&
+	twin_clone gempty "$GIT_DAEMON_URL/empty" --filter=blob:none &&
+	same_head_config gempty
 '
 
 # GIT_PROGRESS_DELAY=0: the checkout's meter, like git's, starts only after 2 s.
