@@ -235,7 +235,7 @@ def _refs_taken(src_refs: Refs, branch: str | None, single_branch: bool, origin:
     t.heads = {n: v for n, v in refs.items() if n.startswith(b"refs/heads/")}
     t.tags = {n: v for n, v in refs.items() if n.startswith(b"refs/tags/")}
     t.detached = t.head_ref is None and b"HEAD" in refs
-    default = default_branch_name(environ) if t.detached else b""
+    default = _default_branch_name(environ) if t.detached else b""
     if t.detached:
         t.head_ref = _guess_remote_head(refs[b"HEAD"], t.heads, default)
     t.want = (b"refs/heads/" + branch.encode()) if branch else t.head_ref
@@ -326,10 +326,10 @@ def _start_branch(t: _Taken, environ) -> bytes:
     moves HEAD."""
     if t.head_ref is not None and t.head_ref.startswith(b"refs/heads/"):
         return t.head_ref
-    return b"refs/heads/" + default_branch_name(environ)
+    return b"refs/heads/" + _default_branch_name(environ)
 
 
-class ListedRefs:
+class _ListedRefs:
     """The refs a remote listed (``ls-refs``: branches, tags, HEAD and the
     branch HEAD names, born or not), read as :func:`_refs_taken` reads a
     source's :class:`refs.Refs`."""
@@ -346,7 +346,7 @@ class ListedRefs:
         return names, self._listed.get(names[-1])
 
 
-def write_fetched_clone(gitdir: str, listed: dict[bytes, bytes], head_target: bytes | None, url: str,
+def _write_fetched_clone(gitdir: str, listed: dict[bytes, bytes], head_target: bytes | None, url: str,
                         branch: str | None, environ) -> tuple[str | None, bool]:
     """A clone whose objects a transport has fetched (a partial clone: every
     branch and tag, remote ``origin``), made as :func:`_clone_local` makes
@@ -357,7 +357,7 @@ def write_fetched_clone(gitdir: str, listed: dict[bytes, bytes], head_target: by
     the id) to check out, and whether nothing was taken (an empty
     repository)."""
     prefix = b"refs/remotes/origin/"
-    t = _refs_taken(ListedRefs(listed, head_target), branch, False, "origin", prefix, environ)
+    t = _refs_taken(_ListedRefs(listed, head_target), branch, False, "origin", prefix, environ)
     start = _start_branch(t, environ)
     write_locked(os.path.join(gitdir, "HEAD"), b"ref: " + start + b"\n")
     odb = ObjectDatabase(os.path.join(gitdir, "objects"))
@@ -422,15 +422,13 @@ def _write_clone_refs(gitdir: str, t: _Taken, peeled: dict[bytes, bytes | None],
     return target
 
 
-def _clone_wants(refs: dict) -> list[bytes]:
-    """``wanted_peer_refs`` for a clone: the branches, the tags and HEAD."""
-    out: list[bytes] = []
-    for name, oid in refs.items():
-        if name.endswith(b"^{}") or oid is None:
-            continue
-        if (name == b"HEAD" or name.startswith((b"refs/heads/", b"refs/tags/"))) and oid not in out:
-            out.append(oid)
-    return out
+def _clone_refs(listed: dict) -> dict[bytes, bytes]:
+    """The refs a clone takes of a remote's listing: HEAD, the branches and
+    the tags with their ids (no peeled lines, nothing unborn)."""
+    from .fetch_pack import CLONE_REF_PREFIXES
+
+    return {k: v for k, v in listed.items() if v is not None and not k.endswith(b"^{}")
+            and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))}
 
 
 def _clone_partial(url: str, directory: str, branch: str | None, filter_spec: str,
@@ -441,7 +439,7 @@ def _clone_partial(url: str, directory: str, branch: str | None, filter_spec: st
     file lists the refs, as git's; a ``file://`` source that does not allow
     filters sends everything, with git's warning to ``warn``), the refs,
     HEAD and the config as a clone of ours writes them from what the remote
-    listed (:func:`write_fetched_clone`), then
+    listed (:func:`_write_fetched_clone`), then
     ``partial_clone_register``'s settings (:func:`promisor.register_partial_clone`).
     ``directory`` exists and is empty. Returns the ref to check out (or the
     commit id, detached; None for none) and whether the repository was
@@ -449,13 +447,13 @@ def _clone_partial(url: str, directory: str, branch: str | None, filter_spec: st
     from dulwich.repo import Repo
 
     from .config import read_config
-    from .fetch_pack import CLONE_REF_PREFIXES, _Failed, fetch_objects, ssh_command
+    from .fetch_pack import _Failed, fetch_objects, ssh_command
     from .odb import discover
     from .promisor import PromisorError, expand_filter, register_partial_clone
 
     spec = expand_filter(filter_spec)
     gitdir = os.path.join(directory, ".git")
-    init_db(gitdir, "sha1", b"refs/heads/" + default_branch_name(environ))  # (HEAD named again below)
+    init_db(gitdir, "sha1", b"refs/heads/" + _default_branch_name(environ))  # (HEAD named again below)
     repo = Repo(directory)
     store = repo.object_store
     promised: dict[bytes, bytes] = {}
@@ -466,12 +464,11 @@ def _clone_partial(url: str, directory: str, branch: str | None, filter_spec: st
         def wants(remote_refs: dict) -> list[bytes]:
             if any(v is not None and len(v) == 64 for v in remote_refs.values()):
                 raise _Failed("the remote uses SHA-256, which a partial clone of ours does not support")
-            refs.update({k: v for k, v in remote_refs.items() if v is not None and not k.endswith(b"^{}")
-                         and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))})
+            refs.update(_clone_refs(remote_refs))
             if b"HEAD" in refs:
                 promised[b"HEAD"] = refs[b"HEAD"]
             promised.update(sorted((k, v) for k, v in refs.items() if k != b"HEAD"))
-            return _clone_wants(refs)
+            return list(dict.fromkeys(refs.values()))  # (wanted_peer_refs: each id once)
 
         try:
             _pack, (listed, symrefs) = fetch_objects(store, url, wants, filter_spec=spec.encode(),
@@ -482,13 +479,12 @@ def _clone_partial(url: str, directory: str, branch: str | None, filter_spec: st
             raise PromisorError(f"could not fetch from '{url}': {e}") from None
     finally:
         repo.close()
-    refs = refs or {k: v for k, v in listed.items() if not k.endswith(b"^{}")
-                    and (k == b"HEAD" or k.startswith(CLONE_REF_PREFIXES[1:]))}
-    taken = write_fetched_clone(gitdir, refs, symrefs.get(b"HEAD"), url, branch, environ)
+    refs = refs or _clone_refs(listed)
+    taken = _write_fetched_clone(gitdir, refs, symrefs.get(b"HEAD"), url, branch, environ)
     register_partial_clone(gitdir, "origin", filter_spec)
     return taken
 
-def default_branch_name(environ) -> bytes:
+def _default_branch_name(environ) -> bytes:
     """``git_default_branch_name``: ``init.defaultBranch``, else ``master``."""
     from .config import read_config
 
