@@ -179,15 +179,17 @@ def missing_objects(store, oids: Iterable[bytes], has: Callable[[bytes], bool] |
 
 
 def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | None = None,
-             what: str = "sha1 file", has: Callable[[bytes], bool] | None = None, environ=None) -> int:
+             what: str = "sha1 file", has: Callable[[bytes], bool] | None = None, environ=None,
+             warn: Callable[[str], None] | None = None) -> int:
     """``prefetch_cache_entries`` + ``promisor_remote_get_direct``, failing
     closed: ``wanted`` is (path, raw oid) of everything the operation will
     read; whatever ``store`` lacks is fetched from the promisor remotes in
     one batch (the next remote gets what the previous one did not give).
     With ``has`` given, ``store`` may be a function that opens it, called
     only when something is missing: a partial clone that lacks nothing
-    never opens dulwich's object store. Returns how many objects were
-    fetched. Raises :class:`PromisorError` (one line, nothing touched) when
+    never opens dulwich's object store. ``warn``: what git's fetch warns
+    of, quiet or not (:func:`fetch_pack.fetch_objects`). Returns how many
+    objects were fetched. Raises :class:`PromisorError` (one line, nothing touched) when
     something stays missing.
     """
     paths: dict[bytes, bytes] = {}
@@ -211,7 +213,7 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     for remote in remotes:
         try:
             fetch_objects(store, remote.url, [o.hex().encode() for o in remaining], config=config, err=err,
-                          ssh_command=ssh_command(environ or {}, config))
+                          ssh_command=ssh_command(environ or {}, config), warn=warn, environ=environ)
         except _Failed as e:
             last_error = (remote, e)
         remaining = missing_objects(store, remaining)
@@ -286,7 +288,8 @@ def _partial(repo) -> bool:
     return partial
 
 
-def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None) -> int:
+def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None,
+                   warn: Callable[[str], None] | None = None) -> int:
     """:func:`prefetch` for a :class:`repository.Repository` that
     :func:`is_partial` (decided once), whose pack list is then read again."""
     if not wanted or not _partial(repo):
@@ -298,7 +301,8 @@ def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None =
     wanted = [(p, o) for p, o in wanted if o not in present]
     if not wanted:
         return 0
-    n = prefetch(repo.config, lambda: repo.store, wanted, err=err, has=repo.odb.has_object, environ=repo.environ)
+    n = prefetch(repo.config, lambda: repo.store, wanted, err=err, has=repo.odb.has_object, environ=repo.environ,
+                 warn=warn)
     if n:
         repo.odb.rescan_packs()
     present.update(o for _p, o in wanted)
@@ -375,7 +379,7 @@ def prefetch_attributes(co, tree, index: dict) -> None:
         sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)  # clone --sparse: the cone only
         prefetch_blobs(co.repo, [(p, mo[1]) for p, mo in files.items()
                                  if mo[0] != S_IFGITLINK and (sparse is None or sparse.included(p))],
-                       co.err if show else None)
+                       co.err if show else None, _fetch_warning(co))
         return
     wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
     wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
@@ -383,6 +387,11 @@ def prefetch_attributes(co, tree, index: dict) -> None:
         missing = set(missing_objects(None, [o for _p, o in wanted], co.repo.odb.has_object))
         co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
 
+
+def _fetch_warning(co) -> Callable[[str], None]:
+    """Where a checkout's fetch warns: its error stream, even with ``-q``
+    (git's lazy fetch is a ``git fetch`` whose warnings are not quieted)."""
+    return lambda msg: co.err.write(f"warning: {msg}\n")
 
 def prefetch_plan(co, entries, err: TextIO | None = None) -> int:
     """The checkout's prefetch, once the plan is known and before the first
@@ -393,7 +402,7 @@ def prefetch_plan(co, entries, err: TextIO | None = None) -> int:
     if not pending and not _partial(co.repo):
         return 0  # (before a list of every entry is made for nothing)
     wanted = [(e.name, e.oid) for e in entries if e.mode != S_IFGITLINK] + pending
-    n = prefetch_blobs(co.repo, wanted, err)
+    n = prefetch_blobs(co.repo, wanted, err, _fetch_warning(co))
     if pending:
         co._promisor_attrs = []
         co.setup_attributes(*co._promisor_attr_args)

@@ -115,6 +115,19 @@ test_expect_success 'file://, blob:none: far switch and back, restore, --all' '
 	test_cmp all.missing.git all.missing.ours
 '
 
+test_expect_success 'file://, a source that stops allowing filters: its objects unfiltered, git'"'"'s warning even with -q' '
+	git clone -q --bare src nf &&
+	git -C nf config uploadpack.allowFilter true &&
+	git -C nf config uploadpack.allowAnySHA1InWant true &&
+	partial_twins "file://$TRASH_DIRECTORY/nf" blob:none nfs &&
+	git -C nf config uploadpack.allowFilter false &&
+	git -C nfs.ours parallel-checkout -q other 2>err.ours &&
+	git -C nfs.git checkout -q other 2>err.git &&
+	test_grep "^warning: filtering not recognized by server, ignoring$" err.ours &&
+	test_cmp err.git err.ours &&
+	same_result nfs
+'
+
 test_expect_success 'file://, tree:0: the trees and then the blobs are fetched; same as git' '
 	partial_twins "$SRC_URL" tree:0 t0 &&
 	git -C t0.ours parallel-checkout -q other &&
