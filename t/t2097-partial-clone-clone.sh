@@ -97,6 +97,18 @@ same_head_config() {
 	test_cmp $1.git.config $1.ours.config
 }
 
+# odd_heads_twins <base url> <prefix>: the sources det, unb and empty (made
+# over file:// below) cloned from <base url> as git clones them
+odd_heads_twins() {
+	twin_clone $2det "$1/det" --filter=blob:none &&
+	same_clone $2det.ours $2det.git &&
+	test_cmp $2det.git/.git/HEAD $2det.ours/.git/HEAD &&
+	twin_clone $2unb "$1/unb" --filter=blob:none &&
+	same_head_config $2unb &&
+	twin_clone $2empty "$1/empty" --filter=blob:none &&
+	same_head_config $2empty
+}
+
 # twin_source <name>: a bare copy of src that allows filters
 twin_source() {
 	git clone -q --bare src $1 &&
@@ -231,13 +243,7 @@ test_expect_success 'git daemon, tree:0: the trees, then the blobs; like git' '
 '
 
 test_expect_success 'git daemon: a detached HEAD, an unborn one and an empty repository as over file://' '
-	twin_clone gdet "$GIT_DAEMON_URL/det" --filter=blob:none &&
-	same_clone gdet.ours gdet.git &&
-	test_cmp gdet.git/.git/HEAD gdet.ours/.git/HEAD &&
-	twin_clone gunb "$GIT_DAEMON_URL/unb" --filter=blob:none &&
-	same_head_config gunb &&
-	twin_clone gempty "$GIT_DAEMON_URL/empty" --filter=blob:none &&
-	same_head_config gempty
+	odd_heads_twins "$GIT_DAEMON_URL" g
 '
 
 # GIT_PROGRESS_DELAY=0: the checkout's meter, like git's, starts only after 2 s.
@@ -268,6 +274,12 @@ test_expect_success 'http (git http-backend): like git clone --filter=blob:none,
 	cp httpd.log requests.git &&
 	test_cmp requests.git requests.ours &&
 	same_clone hb.ours hb.git &&
+	stop_http_backend
+'
+
+test_expect_success 'http: a detached HEAD, an unborn one and an empty repository as over file://' '
+	start_http_backend &&
+	odd_heads_twins "$HTTPD_URL" h &&
 	stop_http_backend
 '
 
