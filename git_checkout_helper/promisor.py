@@ -258,7 +258,8 @@ def missing_trees(store, root: bytes) -> list[bytes]:
     return out
 
 
-def prefetch_trees(config, store, root: bytes, *, err: TextIO | None = None, environ=None) -> int:
+def prefetch_trees(config, store, root: bytes, *, err: TextIO | None = None, environ=None,
+                   warn: Callable[[str], None] | None = None) -> int:
     """Every tree below ``root`` (raw id) present, fetched if need be: one
     fetch (with ``blob:none`` a wanted tree brings its subtrees) per round
     until the walk finds nothing missing. Returns objects fetched."""
@@ -269,7 +270,8 @@ def prefetch_trees(config, store, root: bytes, *, err: TextIO | None = None, env
             return fetched
         if not promisor_remotes(config):
             raise PromisorError(f"unable to read tree {missing[0].hex()}")
-        fetched += prefetch(config, store, [(b"", t) for t in missing], err=err, what="tree", environ=environ)
+        fetched += prefetch(config, store, [(b"", t) for t in missing], err=err, what="tree", environ=environ,
+                            warn=warn)
 
 
 def prefetch_entries(repo, entries, err: TextIO | None = None) -> int:
@@ -288,10 +290,10 @@ def _partial(repo) -> bool:
     return partial
 
 
-def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None,
-                   warn: Callable[[str], None] | None = None) -> int:
+def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None = None) -> int:
     """:func:`prefetch` for a :class:`repository.Repository` that
-    :func:`is_partial` (decided once), whose pack list is then read again."""
+    :func:`is_partial` (decided once), whose pack list is then read again;
+    its warnings to ``repo.fetch_warning``."""
     if not wanted or not _partial(repo):
         return 0
     # What an earlier call of this checkout found (or fetched) is not looked up again.
@@ -302,7 +304,7 @@ def prefetch_blobs(repo, wanted: list[tuple[bytes, bytes]], err: TextIO | None =
     if not wanted:
         return 0
     n = prefetch(repo.config, lambda: repo.store, wanted, err=err, has=repo.odb.has_object, environ=repo.environ,
-                 warn=warn)
+                 warn=repo.fetch_warning)
     if n:
         repo.odb.rescan_packs()
     present.update(o for _p, o in wanted)
@@ -379,7 +381,7 @@ def prefetch_attributes(co, tree, index: dict) -> None:
         sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)  # clone --sparse: the cone only
         prefetch_blobs(co.repo, [(p, mo[1]) for p, mo in files.items()
                                  if mo[0] != S_IFGITLINK and (sparse is None or sparse.included(p))],
-                       co.err if show else None, _fetch_warning(co))
+                       co.err if show else None)
         return
     wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
     wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
@@ -387,11 +389,6 @@ def prefetch_attributes(co, tree, index: dict) -> None:
         missing = set(missing_objects(None, [o for _p, o in wanted], co.repo.odb.has_object))
         co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
 
-
-def _fetch_warning(co) -> Callable[[str], None]:
-    """Where a checkout's fetch warns: its error stream, even with ``-q``
-    (git's lazy fetch is a ``git fetch`` whose warnings are not quieted)."""
-    return lambda msg: co.err.write(f"warning: {msg}\n")
 
 def prefetch_plan(co, entries, err: TextIO | None = None) -> int:
     """The checkout's prefetch, once the plan is known and before the first
@@ -402,7 +399,7 @@ def prefetch_plan(co, entries, err: TextIO | None = None) -> int:
     if not pending and not _partial(co.repo):
         return 0  # (before a list of every entry is made for nothing)
     wanted = [(e.name, e.oid) for e in entries if e.mode != S_IFGITLINK] + pending
-    n = prefetch_blobs(co.repo, wanted, err, _fetch_warning(co))
+    n = prefetch_blobs(co.repo, wanted, err)
     if pending:
         co._promisor_attrs = []
         co.setup_attributes(*co._promisor_attr_args)

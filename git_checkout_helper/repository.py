@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from binascii import unhexlify
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from . import packed_refs
 from .config import read_config
@@ -93,6 +93,9 @@ class Repository:
         self._dulwich = None
         self._refs = None
         self._trees: dict[bytes, TreeFiles] = {}
+        #: Where a partial clone's lazy fetch warns (a checkout sets its error
+        #: stream: git's lazy fetch is a ``git fetch`` that ``-q`` does not quiet).
+        self.fetch_warning: Callable[[str], None] | None = None
 
     @classmethod
     def open(cls, path: str, environ: Mapping[str, str] | None = None, git_dir: str | None = None,
@@ -291,7 +294,7 @@ class Repository:
                 raise
             from .promisor import prefetch_trees
 
-            prefetch_trees(self.config, self.store, root, environ=self.environ)
+            prefetch_trees(self.config, self.store, root, environ=self.environ, warn=self.fetch_warning)
             self.odb.rescan_packs()
             files.clear()
             trees.clear()

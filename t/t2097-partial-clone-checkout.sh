@@ -115,7 +115,7 @@ test_expect_success 'file://, blob:none: far switch and back, restore, --all' '
 	test_cmp all.missing.git all.missing.ours
 '
 
-test_expect_success 'file://, a source that stops allowing filters: its objects unfiltered, git'"'"'s warning even with -q' '
+test_expect_success 'file://, a source that stops allowing filters: blob:none and tree:0 fetch unfiltered, with git'"'"'s warning even with -q' '
 	git clone -q --bare src nf &&
 	git -C nf config uploadpack.allowFilter true &&
 	git -C nf config uploadpack.allowAnySHA1InWant true &&
@@ -125,7 +125,15 @@ test_expect_success 'file://, a source that stops allowing filters: its objects 
 	git -C nfs.git checkout -q other 2>err.git &&
 	test_grep "^warning: filtering not recognized by server, ignoring$" err.ours &&
 	test_cmp err.git err.ours &&
-	same_result nfs
+	same_result nfs &&
+	git -C nf config uploadpack.allowFilter true &&
+	partial_twins "file://$TRASH_DIRECTORY/nf" tree:0 nft &&
+	git -C nf config uploadpack.allowFilter false &&
+	git -C nft.ours parallel-checkout -q other 2>err.ours &&
+	git -C nft.git checkout -q other 2>err.git &&
+	test_grep "^warning: filtering not recognized by server, ignoring$" err.ours &&
+	test_cmp err.git err.ours &&
+	same_result nft
 '
 
 test_expect_success 'file://, tree:0: the trees and then the blobs are fetched; same as git' '

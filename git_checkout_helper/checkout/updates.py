@@ -72,6 +72,7 @@ class Checkout(ParallelCheckout):
         self.opts = opts
         self.err = err
         self.trace = trace
+        repo.fetch_warning = self._fetch_warning
         self.top = os.fsencode(repo.worktree) + b"/"
         # Where files are written: the work tree, or checkout-index's --prefix.
         self.out_top = self.top + base_dir if base_dir and not base_dir.startswith(b"/") else (base_dir or self.top)
@@ -131,6 +132,11 @@ class Checkout(ParallelCheckout):
     def warning(self, msg: str) -> None:
         if not self.opts.quiet:
             self.err.write(f"warning: {msg}\n")
+
+    def _fetch_warning(self, msg: str) -> None:
+        """A partial clone's lazy fetch warns even with ``-q``, as git's (a
+        ``git fetch`` that ``-q`` does not quiet) does (:attr:`Repository.fetch_warning`)."""
+        self.err.write(f"warning: {msg}\n")
 
     # --- attributes ------------------------------------------------------------
 
