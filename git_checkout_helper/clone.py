@@ -180,10 +180,19 @@ def prepare_clone(source: str, directory: str | None, branch: str | None = None,
         _say_no_ref(ref, empty, no_checkout, warn)
         return os.path.abspath(directory), ref
     except BaseException:
-        if created:
-            import shutil
+        # remove_junk: what the clone made goes; a directory that was there
+        # (empty, as checked above) stays, emptied (REMOVE_DIR_KEEP_TOPLEVEL).
+        import shutil
 
+        if created:
             shutil.rmtree(directory, ignore_errors=True)
+        else:
+            for name in os.listdir(directory):
+                path = os.path.join(directory, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
         raise
 
 

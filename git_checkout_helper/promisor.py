@@ -189,8 +189,8 @@ def prefetch(config, store, wanted: list[tuple[bytes, bytes]], *, err: TextIO | 
     only when something is missing: a partial clone that lacks nothing
     never opens dulwich's object store. ``warn``: what git's fetch warns
     of, quiet or not (:func:`fetch_pack.fetch_objects`). Returns how many
-    objects were fetched. Raises :class:`PromisorError` (one line, nothing touched) when
-    something stays missing.
+    objects were fetched. Raises :class:`PromisorError` (one line, nothing
+    touched) when something stays missing.
     """
     paths: dict[bytes, bytes] = {}
     for path, oid in wanted:

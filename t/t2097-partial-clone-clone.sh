@@ -156,18 +156,25 @@ test_expect_success 'an empty repository: HEAD names its unborn branch, and no p
 	twin_clone empty "file://$TRASH_DIRECTORY/empty" --filter=blob:none &&
 	test_grep "^warning: You appear to have cloned an empty repository.$" empty.err.ours &&
 	same_head_config empty &&
-	ls empty.ours/.git/objects/pack >packs &&
+	find empty.ours/.git/objects/pack empty.git/.git/objects/pack -type f >packs &&
 	test_must_be_empty packs
 '
 
-test_expect_success '-b <tag>: detached at the tag, as git clone -b <tag>; a missing -b as git refuses it' '
+test_expect_success '-b <tag>: detached at the tag, as git clone -b <tag>; a missing -b refused as git refuses it, an existing empty directory left empty' '
 	twin_clone bt "$SRC_URL" --filter=blob:none -b v2 &&
 	same_clone bt.ours bt.git &&
 	test_cmp bt.git/.git/HEAD bt.ours/.git/HEAD &&
 	test_expect_code 128 git parallel-clone -q --filter=blob:none -b nosuch "$SRC_URL" nb.ours 2>err.ours &&
 	test_expect_code 128 git clone -q --filter=blob:none -b nosuch "$SRC_URL" nb.git 2>err.git &&
 	test_cmp err.git err.ours &&
-	test_path_is_missing nb.ours
+	test_path_is_missing nb.ours &&
+	mkdir nbe.ours nbe.git &&
+	test_expect_code 128 git parallel-clone -q --filter=blob:none -b nosuch "$SRC_URL" nbe.ours 2>err.ours &&
+	test_expect_code 128 git clone -q --filter=blob:none -b nosuch "$SRC_URL" nbe.git 2>err.git &&
+	test_cmp err.git err.ours &&
+	test_path_is_dir nbe.ours &&
+	ls -A nbe.ours >left &&
+	test_must_be_empty left
 '
 
 test_expect_success 'a source that does not allow filters sends everything, with git'"'"'s warning' '
