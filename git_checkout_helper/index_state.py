@@ -3,7 +3,7 @@
 Mirrors ``read-cache.c`` ``read_index_from`` (the index file, then for a
 split index its shared index, ``split-index.c`` ``merge_base_index``) and
 keeps what ``do_write_index`` needs to write the index back as git would
-after the same operation (:func:`index_bytes`).
+after the same operation (:func:`index_chunks`).
 
 Fail closed: an index we cannot read completely and write back faithfully
 is refused with git's words (exit 128) before anything is touched: a bad
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 
 from .hash_algo import oid_length
 from .index import Entry, ReadIndex
@@ -248,7 +249,7 @@ def invalidate_cache_tree(data: bytes, paths, rawsz: int) -> bytes:
     return tree.serialize()
 
 
-def index_bytes(
+def index_chunks(
     entries: list[Entry],
     hash_name: str,
     cache_tree: bytes | None,
@@ -263,8 +264,9 @@ def index_bytes(
     err=None,
     sparse=None,
     ensure_tree=None,
-) -> bytes:
-    """``write_locked_index`` after a checkout: the bytes for ``index.lock``.
+) -> Iterable[bytes]:
+    """``write_locked_index`` after a checkout: the bytes for ``index.lock``,
+    in chunks (:func:`index_file.index_file_chunks`).
 
     ``switch``: the index was rebuilt by unpack-trees (a switch, ``-f``, a
     clone): an entry keeps its place in a shared index only if its mode and
@@ -329,25 +331,33 @@ def index_bytes(
                                       split is not None or bool(want), state, switch)
     blocks, eoie = _threads_settings(config, len(entries))
     if split is not None or want:
-        from .split_index import write_split_index
+        return _split_index_chunks(entries, split, version, exts, rawsz, state, old, config, err, blocks, eoie)
+    from .index_file import index_file_chunks
 
-        max_split = _cfg_int(config, "splitIndex.maxPercentChange")
-        if max_split is None or not 0 <= max_split <= 100:
-            if max_split is not None:
-                (err or sys.stderr.write)(
-                    f"error: splitIndex.maxPercentChange value '{max_split}' should be between 0 and 100\n")
-            max_split = -1
-        expire = _cfg(config, b"splitIndex", b"sharedIndexExpire")
-        return write_split_index(
-            entries, split, version=version, extensions=exts, rawsz=rawsz,
-            gitdir=os.path.dirname(state.path) if state is not None else ".",
-            timestamp_ns=old.mtime_ns, max_split=max_split,
-            expire=expire.decode("utf-8", "replace") if expire is not None else None,
-            new_shared=split is None, ieot_blocks=blocks, eoie=eoie)
-    from .index_file import serialize_index_file
+    return index_file_chunks(version, entries, exts, rawsz, blocks, eoie,
+                             skip_hash=bool(_cfg_bool(config, "index.skipHash")))
 
-    return serialize_index_file(version, entries, exts, rawsz, blocks, eoie,
-                                skip_hash=bool(_cfg_bool(config, "index.skipHash")))
+
+def _split_index_chunks(entries: list[Entry], split, version: int, exts: list[tuple[bytes, bytes]], rawsz: int,
+                        state: IndexState | None, old: ReadIndex, config, err, blocks: int, eoie: bool
+                        ) -> Iterable[bytes]:
+    """:func:`index_chunks` of an index that is (or becomes) split, with
+    ``splitIndex.*``'s settings as git reads them."""
+    from .split_index import write_split_index
+
+    max_split = _cfg_int(config, "splitIndex.maxPercentChange")
+    if max_split is None or not 0 <= max_split <= 100:
+        if max_split is not None:
+            (err or sys.stderr.write)(
+                f"error: splitIndex.maxPercentChange value '{max_split}' should be between 0 and 100\n")
+        max_split = -1
+    expire = _cfg(config, b"splitIndex", b"sharedIndexExpire")
+    return write_split_index(
+        entries, split, version=version, extensions=exts, rawsz=rawsz,
+        gitdir=os.path.dirname(state.path) if state is not None else ".",
+        timestamp_ns=old.mtime_ns, max_split=max_split,
+        expire=expire.decode("utf-8", "replace") if expire is not None else None,
+        new_shared=split is None, ieot_blocks=blocks, eoie=eoie)
 
 
 def _sparse_index(entries: list[Entry], exts: list[tuple[bytes, bytes]], hash_name: str, config, sparse,

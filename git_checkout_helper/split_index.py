@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 
 from .ewah import EwahError, ewah_bits, ewah_read, ewah_serialize
 from .index import Entry, is_racy_stat
-from .index_file import IndexFile, IndexFormatError, parse_index, serialize_index_file
+from .index_file import IndexFile, IndexFormatError, index_file_chunks, parse_index, serialize_index_file
 from .wrapper import rename_tempfile
 
 __all__ = ["SplitIndex", "read_split_index", "write_split_index"]
@@ -217,10 +218,10 @@ def write_split_index(
     new_shared: bool,
     ieot_blocks: int = 0,
     eoie: bool = False,
-) -> bytes:
+) -> Iterator[bytes]:
     """``write_locked_index`` for an index that stays split: the bytes of
-    the new split ``index`` (a new ``sharedindex.*`` written first when
-    git would write one)."""
+    the new split ``index``, in chunks (a new ``sharedindex.*`` written first
+    when git would write one)."""
     base = split.base if split is not None else None
     if base is None or new_shared or too_many_not_shared_entries(entries, max_split):
         # write_shared_index: every entry goes to a new shared index, the
@@ -277,7 +278,6 @@ def write_split_index(
     out.extend(e for e in entries if not e.base)
     link = base_oid + ewah_serialize(delete) + ewah_serialize(replace_pos)
     exts = [(s, d) for s, d in extensions if s != b"link"] + [(b"link", link)]
-    data = serialize_index_file(version, out, exts, rawsz, ieot_blocks, eoie, strip)
     if not fresh and split is not None and split.base_path:
         freshen(split.base_path)
-    return data
+    return index_file_chunks(version, out, exts, rawsz, ieot_blocks, eoie, strip)

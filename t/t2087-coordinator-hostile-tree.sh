@@ -200,7 +200,8 @@ test_expect_success SYMLINKS 'a hostile index: nothing removed or written outsid
 	"$PYTHON" - hi <<-\PY &&
 	import os, sys
 	sys.path.insert(0, os.environ["PROJECT_ROOT"])
-	from git_checkout_helper.index import Entry, serialize_index
+	from git_checkout_helper.index import Entry
+	from git_checkout_helper.index_file import serialize_index_file
 	from git_checkout_helper.index_state import read_index_state
 	from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 	path = sys.argv[1] + "/.git/index"
@@ -208,7 +209,7 @@ test_expect_success SYMLINKS 'a hostile index: nothing removed or written outsid
 	oid = idx.entries[b"ok"].oid
 	extra = [Entry(b"../escape", 0o100644, oid), Entry(b".git/config", 0o100644, oid)]
 	entries = sorted([*idx.entries.values(), *extra], key=lambda e: e.name)
-	open(path, "wb").write(serialize_index(entries))
+	open(path, "wb").write(serialize_index_file(2, entries, []))
 	PY
 	git -C hi ls-files >ls && test_grep "^\.\./escape$" ls &&
 	state hi outside >before && cat escape >escape.before &&

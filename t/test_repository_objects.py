@@ -76,6 +76,27 @@ def test_object_matches_the_object_store(history):
     repo.close()
 
 
+def test_flattened_tree_one_mode_object(history):
+    """A flattened tree holds one int object for each distinct mode, not one
+    a file (3 MiB at 100,000 files); its files are git's ``ls-tree -r``."""
+    (history.path / "run.sh").write_bytes(b"#!/bin/sh\n")
+    (history.path / "run.sh").chmod(0o755)
+    for i in range(20):
+        (history.path / "d" / f"{i}.txt").write_bytes(b"%d\n" % i)
+    history.git("add", ".")
+    history.git("commit", "-q", "-m", "more")
+    repo = Repository.open(str(history.path))
+    files = repo.tree_of(history.git("rev-parse", "HEAD").strip()).files
+    listed = {}
+    for line in history.git("ls-tree", "-r", "HEAD").decode().splitlines():
+        meta, path = line.split("\t")
+        mode, _, oid = meta.split()
+        listed[path.encode()] = (int(mode, 8), bytes.fromhex(oid))
+    assert files == listed
+    assert len({id(mode) for mode, _ in files.values()}) == 2
+    repo.close()
+
+
 @pytest.mark.parametrize("name", [b"0" * 40, b"z" * 40, b"abc", b"0" * 64, b""])
 def test_object_key_error_for_no_object(history, name):
     repo = Repository.open(str(history.path))

@@ -11,7 +11,7 @@ import sys
 from ..attr import attributes_path
 from ..checkoutindex import select_entries
 from ..index import S_IFGITLINK, Entry, IndexLock
-from ..index_state import index_bytes
+from ..index_state import index_chunks
 from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
@@ -60,7 +60,7 @@ def run_checkout_all(repo: Repository, opts: CheckoutOptions, prefix: str | None
         _execute(co, _plan_of(todo), opts, err)
         if lock is not None and not co.errors and not exists:
             co.smudge_racily_clean(entries, idx.mtime_ns)
-            lock.commit(index_bytes(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
+            lock.commit(index_chunks(entries, repo.hash_name, None, idx, repo.config, worktree=co.top[:-1],
                                     switch=False, changed=bool(todo), err=err,
                                     sparse=repo.sparse_checkout(), ensure_tree=repo.ensure_tree))
         if co.errors or exists:
@@ -211,7 +211,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         # add_index_entry: cache_tree_invalidate_path for each entry added or
         # replaced, and for those the replacement removed.
         co.smudge_racily_clean(list(entries.values()), idx.mtime_ns)
-        lock.commit(index_bytes([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
+        lock.commit(index_chunks([entries[p] for p in sorted(entries)], repo.hash_name, None, idx, repo.config,
                                 worktree=co.top[:-1], switch=False, err=err,
                                 sparse=repo.sparse_checkout(), ensure_tree=repo.ensure_tree,
                                 changed=bool(todo) or entries.keys() != idx.entries.keys(),

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 
 from ..index import Entry, IndexLock, build_cache_tree
-from ..index_state import index_bytes
+from ..index_state import index_chunks
 from ..plan import Plan, entry_differs, worktree_matches
 from ..repository import Repository, TreeFiles
 from .updates import Checkout, _read_file
@@ -44,7 +44,7 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
     if clone is not None:
         co.collisions.report(entries, co.err)
     co.smudge_racily_clean(entries, old.mtime_ns)
-    lock.commit(index_bytes(entries, repo.hash_name, tree_ext, old, repo.config,
+    lock.commit(index_chunks(entries, repo.hash_name, tree_ext, old, repo.config,
                             worktree=co.top[:-1], switch=True, err=co.err,
                             unread=clone is not None, ensure_tree=repo.ensure_tree,
                             # clone's own checkout writes a full index, whatever index.sparse says
