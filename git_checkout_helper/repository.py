@@ -22,6 +22,7 @@ from binascii import unhexlify
 from collections.abc import Callable, Mapping
 
 from . import packed_refs
+from .attr import GITATTRIBUTES_FILE, is_attributes_file
 from .config import read_config
 from .discovery import SetupEnv
 from .objects import Commit, GitObject, Tag, Tree, parse_object, parse_tree
@@ -42,14 +43,20 @@ class RevisionError(Exception):
 
 
 class TreeFiles:
-    """A flattened tree: path -> (mode, raw oid), plus its subtrees for cache-tree."""
+    """A flattened tree: path -> (mode, raw oid), plus its subtrees for
+    cache-tree, and its ``.gitattributes`` files (path -> raw oid: what the
+    attributes of a checkout read, kept apart so that ``files`` may be let
+    go while they are still read; see :meth:`Repository.release_tree`)."""
 
-    __slots__ = ("files", "trees", "tree_id")
+    __slots__ = ("files", "trees", "tree_id", "attributes")
 
-    def __init__(self, files: dict[bytes, tuple[int, bytes]], trees: dict, tree_id: bytes | None):
+    def __init__(self, files: dict[bytes, tuple[int, bytes]], trees: dict, tree_id: bytes | None,
+                 attributes: dict[bytes, bytes] | None = None):
         self.files = files
         self.trees = trees  # dir -> (raw tree id, [subtree names], entry count)
         self.tree_id = tree_id
+        self.attributes = attributes if attributes is not None else {
+            p: mo[1] for p, mo in files.items() if is_attributes_file(p)}
 
 
 EMPTY = TreeFiles({}, {}, None)
@@ -261,6 +268,7 @@ class Repository:
             return cached
         files: dict[bytes, tuple[int, bytes]] = {}
         trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
+        attributes: dict[bytes, bytes] = {}
         read_raw = self.odb.read_raw
         rawsz = self.odb.git_hash_algo.oid_length
         # One int object per distinct mode (a tree has three or four), not one
@@ -284,7 +292,10 @@ class Repository:
                     subs.append(name)
                     count += walk(unhexlify(sha), path + b"/")
                 else:
-                    files[path] = (one_mode(mode, mode), unhexlify(sha))
+                    oid = unhexlify(sha)
+                    files[path] = (one_mode(mode, mode), oid)
+                    if name == GITATTRIBUTES_FILE:
+                        attributes[path] = oid
                     count += 1
             trees[prefix[:-1]] = (tree_id, subs, count)
             return count
@@ -301,15 +312,25 @@ class Repository:
             self.odb.rescan_packs()
             files.clear()
             trees.clear()
+            attributes.clear()
             walk(root, b"")
         self.odb.release_pages()
-        return self.remember_tree(TreeFiles(files, trees, root))
+        return self.remember_tree(TreeFiles(files, trees, root, attributes))
 
     def remember_tree(self, tree: TreeFiles) -> TreeFiles:
         """Keep ``tree`` for :meth:`read_tree`'s next call with its id (read
         here, or by a :mod:`treeahead` child)."""
         self._trees[tree.tree_id.hex().encode()] = tree
         return tree
+
+    def release_tree(self, tree: TreeFiles) -> None:
+        """Let go of ``tree``'s files (emptied, where every holder sees it) and
+        forget it: for a caller that knows no one will look at them again. At
+        100,000 files they are 11 MiB of the coordinator's memory beside the
+        new index's entries, which share their paths and ids."""
+        if tree.tree_id is not None and self._trees.get(tree.tree_id.hex().encode()) is tree:
+            del self._trees[tree.tree_id.hex().encode()]
+        tree.files.clear()
 
     # --- HEAD ----------------------------------------------------------------
 

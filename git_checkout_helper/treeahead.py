@@ -45,7 +45,7 @@ class TreeAhead:
 
         def compute() -> bytes:
             tree = repo.tree_of(commit_hex, fetch=False)
-            return marshal.dumps((tree.files, tree.trees, tree.tree_id, check(tree)))
+            return marshal.dumps((tree.files, tree.trees, tree.tree_id, tree.attributes, check(tree)))
 
         self._child: tuple[int, int] | None = start_async(compute)
 
@@ -58,10 +58,10 @@ class TreeAhead:
         if data is None:
             return None
         try:
-            files, trees, tree_id, verdict = marshal.loads(data)
+            files, trees, tree_id, attributes, verdict = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return None
-        tree = TreeFiles(files, trees, tree_id)
+        tree = TreeFiles(files, trees, tree_id, attributes)
         self.repo.remember_tree(tree)
         return tree, verdict
 

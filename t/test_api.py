@@ -187,6 +187,39 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     assert trees[0] is not None and trees[0] == trees[1]
 
 
+@pytest.mark.parametrize("quiet", [True, False])
+def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monkeypatch, quiet):
+    """Memory: a switch lets go of HEAD's files after the merge, and of the
+    target's once the new index's order is made, unless the local changes
+    are to be shown from them (not ``quiet``). A tree let go is read again
+    when asked for, never taken empty from the cache; the result is git's
+    either way, a staged change carried over."""
+    from git_checkout_helper.repository import Repository
+
+    released = []
+    release = Repository.release_tree
+
+    def spy(self, tree):
+        release(self, tree)
+        released.append((tree, self.tree_of(tree.tree_id.hex().encode())))
+
+    monkeypatch.setattr(Repository, "release_tree", spy)
+    ours, theirs = twins(src, tmp_path, "r")
+    for d in (ours, theirs):
+        (d / "d0" / "f20").write_text("local\n")
+        git(d, "add", "d0/f20")  # (the index's cache tree no longer HEAD's: HEAD's files are read)
+    report = checkout(str(ours), "other", workers=2, threshold=0, quiet=quiet)
+    git(theirs, "checkout", "-q", "other")
+    assert report.streamed
+    assert_same(ours, theirs)
+    assert git(ours, "diff", "--cached", "--name-only", "HEAD") == b"d0/f20\n"
+    heads = [git(ours, "rev-parse", f"{c}^{{tree}}").strip() for c in ("main", "other")]
+    assert [t.tree_id.hex().encode() for t, _ in released] == (heads if quiet else heads[:1])
+    for tree, again in released:
+        assert tree.files == {} and again is not tree
+        assert len(again.files) == len(git(ours, "ls-tree", "-r", again.tree_id.hex()).splitlines())
+
+
 @pytest.mark.parametrize("workers", [1, 2, 4])
 def test_api_switch_matches_git(src, tmp_path, workers):
     ours, theirs = twins(src, tmp_path, f"w{workers}")

@@ -78,11 +78,13 @@ def test_object_matches_the_object_store(history):
 
 def test_flattened_tree_one_mode_object(history):
     """A flattened tree holds one int object for each distinct mode, not one
-    a file (3 MiB at 100,000 files); its files are git's ``ls-tree -r``."""
+    a file (3 MiB at 100,000 files); its files are git's ``ls-tree -r``,
+    its ``.gitattributes`` files kept apart too."""
     (history.path / "run.sh").write_bytes(b"#!/bin/sh\n")
     (history.path / "run.sh").chmod(0o755)
     for i in range(20):
         (history.path / "d" / f"{i}.txt").write_bytes(b"%d\n" % i)
+    (history.path / "d" / ".gitattributes").write_bytes(b"*.txt text\n")
     history.git("add", ".")
     history.git("commit", "-q", "-m", "more")
     repo = Repository.open(str(history.path))
@@ -94,6 +96,9 @@ def test_flattened_tree_one_mode_object(history):
         listed[path.encode()] = (int(mode, 8), bytes.fromhex(oid))
     assert files == listed
     assert len({id(mode) for mode, _ in files.values()}) == 2
+    # and its .gitattributes files apart, for the attributes read after the files are let go
+    assert repo.tree_of(history.git("rev-parse", "HEAD").strip()).attributes == {
+        b"d/.gitattributes": listed[b"d/.gitattributes"][1]}
     repo.close()
 
 

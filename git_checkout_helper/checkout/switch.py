@@ -8,6 +8,7 @@ import os
 import stat as stat_mod
 import sys
 from binascii import unhexlify
+from functools import partial
 
 from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
@@ -95,7 +96,7 @@ def run_checkout(
         co.setup_attributes(target, old.entries)
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
         try:
-            plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head)
+            plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head, keep_head=recurse)
         except PlanError as e:
             if not recurse:
                 raise
@@ -106,7 +107,7 @@ def run_checkout(
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
         else:  # (submodule moves may change the plan after the files are written)
-            co.meanwhile = lambda: setattr(co, "index_order", index_order(co, plan, target))
+            co.meanwhile = partial(_order_index, co, plan, target, keep_target=_shows_local_changes(opts, clone))
         _execute(co, plan, opts, err, checked=target.files)
         if sparse_warnings:
             err.write(sparse_warnings)
@@ -121,7 +122,7 @@ def run_checkout(
                 child.close()
         lock.rollback()
         raise
-    if not opts.force and not opts.quiet and clone is None:
+    if _shows_local_changes(opts, clone):
         out.writelines(_local_changes(co, target, entries, old.mtime_ns))
     if switch is not None:
         update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
@@ -129,6 +130,22 @@ def run_checkout(
     else:
         _update_head(repo, opts, rev, clone, old_branch, head_commit, branch, commit, remote_ref, out, err)
     return co.report
+
+
+def _shows_local_changes(opts: CheckoutOptions, clone: str | None) -> bool:
+    """Whether the switch ends with ``show_local_changes``."""
+    return not opts.force and not opts.quiet and clone is None
+
+
+def _order_index(co: Checkout, plan, target: TreeFiles, keep_target: bool) -> None:
+    """``co.meanwhile`` of a switch: the new index's order and cache tree
+    (:func:`unpack.index_order`), made while the helpers write; then the
+    target's files are let go (:meth:`Repository.release_tree`) unless the
+    local changes are to be shown from them: nothing else reads them after
+    this (attributes read ``target.attributes``)."""
+    co.index_order = index_order(co, plan, target)
+    if not keep_target:
+        co.repo.release_tree(target)
 
 
 def _refuse_unmerged(unmerged, out: TextIO) -> None:
@@ -152,11 +169,14 @@ def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preloa
 
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
-                 preload: Preload | None = None, index_is_head: bool | None = None) -> Plan:
+                 preload: Preload | None = None, index_is_head: bool | None = None, keep_head: bool = False
+                 ) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
     a twoway merge from HEAD (``index_is_head``: :func:`_index_is_head`,
-    when already asked)."""
+    when already asked). HEAD's files, read for this merge alone, are let
+    go after it (:meth:`Repository.release_tree`) unless ``keep_head``
+    (submodule moves are planned from them next)."""
     repo, top = co.repo, co.top
     if reset:
         return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
@@ -170,11 +190,14 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     if index_is_head is None:
         index_is_head = not unborn and _index_is_head(repo, old, head_commit)
     head = None if index_is_head else EMPTY if unborn else repo.tree_of(head_commit)
-    return plan_switch(head, target, old.entries, top,
+    plan = plan_switch(head, target, old.entries, top,
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
                        refreshed=True, io=co.io())
+    if head is not None and head.tree_id not in (None, target.tree_id) and not keep_head:
+        repo.release_tree(head)
+    return plan
 
 
 def _index_is_head(repo: Repository, old, head_commit: bytes | None) -> bool:

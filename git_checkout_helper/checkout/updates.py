@@ -153,15 +153,12 @@ class Checkout(ParallelCheckout):
         except in the directories of ``rewritten`` (``attr_dirs_rewritten``),
         whose tracked file git unlinks before it first reads them.
         """
-        files = tree.files if tree is not None else {}
-
         name = attributes_path
 
         def lookup(d: bytes):
             p = name(d)
             if tree is not None:
-                mo = files.get(p)
-                return mo[1] if mo is not None else None
+                return tree.attributes.get(p)
             e = index.get(p)
             return e.oid if e is not None else None
 
@@ -235,7 +232,7 @@ class Checkout(ParallelCheckout):
         # tree that holds nothing yet (a clone), so no untracked
         # .gitattributes in a subdirectory can count either.
         self._attrs_trivial = (self._attrs.empty and not index
-                               and not any(p.endswith(b"/.gitattributes") for p in files)
+                               and (tree is None or not tree.attributes)
                                and not any(n != b".git" for n in list_dir(self.top)))
 
     def conv_attrs(self, path: bytes) -> ConvAttrs:
