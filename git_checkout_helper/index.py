@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
+import struct
 from collections.abc import Iterable
 
 from .record import Record
@@ -32,9 +33,12 @@ __all__ = [
     "IndexLock",
     "IndexLockedError",
     "IndexWriteError",
+    "NO_STAT_DATA",
+    "STAT_DATA",
     "build_cache_tree",
     "cut_stat_data",
     "is_racy_stat",
+    "pack_stat_data",
     "racy_from",
     "stat_data",
 ]
@@ -70,25 +74,50 @@ def stat_data(st) -> tuple[int, ...]:
                          st.gid, st.size)
 
 
+#: An entry's stat data, packed as the index file holds them (its mode,
+#: which the file keeps between ino and uid, apart): ctime s and ns, mtime s
+#: and ns, dev, ino, uid, gid, size, each a big-endian 32-bit word.
+STAT_DATA = struct.Struct(">9I")
+#: The stat data of an entry that has none yet (read from a tree).
+NO_STAT_DATA = bytes(STAT_DATA.size)
+_WORD = struct.Struct(">I").unpack_from
+
+
+def pack_stat_data(st) -> bytes:
+    """:func:`stat_data`, packed as an :class:`Entry` keeps it (``STAT_DATA``)."""
+    return STAT_DATA.pack(*stat_data(st))
+
+
+def _stat_field(offset: int, doc: str) -> property:
+    return property(lambda e: _WORD(e.sd, offset)[0], doc=doc)
+
+
 class Entry(Record):
-    """One stage-0 index entry (``struct cache_entry``), object id raw."""
+    """One stage-0 index entry (``struct cache_entry``), object id raw.
+
+    Its stat data are one packed ``bytes`` (``sd``, :data:`STAT_DATA`), read
+    through the fields' names: nine int attributes were 64 bytes of slots
+    and about six int objects an entry, a sixth of the coordinator's memory
+    at 100,000 files; and the index file is read and written by slices."""
 
     name: bytes
     mode: int
     oid: bytes
-    ctime_s: int = 0
-    ctime_ns: int = 0
-    mtime_s: int = 0
-    mtime_ns: int = 0
-    dev: int = 0
-    ino: int = 0
-    uid: int = 0
-    gid: int = 0
-    size: int = 0
+    sd: bytes = NO_STAT_DATA
     flags: int = 0  # the high bits of the on-disk flags (assume-valid)
     extended_flags: int = 0
     uptodate: bool = False  # CE_UPTODATE: in core only
     base: int = 0  # ce->index: 1 + position in the shared index of a split index, 0 if none
+
+    ctime_s = _stat_field(0, "ctime, whole seconds (cut to 32 bits)")
+    ctime_ns = _stat_field(4, "ctime, nanoseconds")
+    mtime_s = _stat_field(8, "mtime, whole seconds (cut to 32 bits)")
+    mtime_ns = _stat_field(12, "mtime, nanoseconds")
+    dev = _stat_field(16, "device (cut to 32 bits)")
+    ino = _stat_field(20, "inode (cut to 32 bits)")
+    uid = _stat_field(24, "owner (cut to 32 bits)")
+    gid = _stat_field(28, "group (cut to 32 bits)")
+    size = _stat_field(32, "size (cut to 32 bits; 0: smudged, or not known)")
 
     def fill_stat(self, st) -> None:
         """``fill_stat_cache_info``, from an ``os.stat_result`` or a helper's
@@ -96,29 +125,19 @@ class Entry(Record):
         then up to date, as in git: a symlink just written is still checked
         for racy stat data when the index is written (``do_write_index``),
         and goes to the split part of a split index."""
-        self.fill_stat_data(stat_data(st), not isinstance(st, os.stat_result) or stat_mod.S_ISREG(st.st_mode))
+        self.sd = pack_stat_data(st)
+        self.uptodate = not isinstance(st, os.stat_result) or stat_mod.S_ISREG(st.st_mode)
 
-    def fill_stat_data(self, sd: tuple[int, ...], uptodate: bool = True) -> None:
-        """:meth:`fill_stat` from fields :func:`stat_data` has cut already (a
-        helper's result as the coordinator keeps it: a regular file)."""
-        (self.ctime_s, self.ctime_ns, self.mtime_s, self.mtime_ns,
-         self.dev, self.ino, self.uid, self.gid, self.size) = sd
-        self.uptodate = uptodate
+    def fill_stat_data(self, sd: bytes) -> None:
+        """:meth:`fill_stat` from stat data packed already (a helper's
+        result as the coordinator keeps it: a regular file, up to date)."""
+        self.sd = sd
+        self.uptodate = True
 
-    @staticmethod
-    def fill_all_stat_data(entries, records) -> None:
-        """:meth:`fill_stat_data` of each of ``entries`` from its record of
-        ``records`` (a helper's results), up to date.
-
-        Equal seconds and devices are one int object for all the entries
-        that have them (the files of a checkout are written within a few
-        seconds, on one device): 6 MiB of the coordinator's memory at
-        100,000 files, where each entry held six int objects of its own."""
-        share = {}.setdefault
-        for e, (cs, cn, ms, mn, dev, ino, uid, gid, size) in zip(entries, records, strict=True):
-            e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns = share(cs, cs), cn, share(ms, ms), mn
-            e.dev, e.ino, e.uid, e.gid, e.size = share(dev, dev), ino, uid, gid, size
-            e.uptodate = True
+    def smudge(self) -> None:
+        """``ce_smudge_racily_clean_entry``: size 0, so that git reads the
+        file next time instead of trusting its stat data."""
+        self.sd = self.sd[:32] + b"\0\0\0\0"
 
     def stat_matches(self, st, check_stat: bool = True, trust_ctime: bool = True) -> bool:
         """``match_stat_data`` for a regular file, symlink or gitlink, as git
@@ -126,23 +145,23 @@ class Entry(Record):
         ``dev`` (no ``USE_STDEV``). ``check_stat`` false
         (``core.checkStat=minimal``): mtime and size only; ``trust_ctime``
         false (``core.trustctime``): no ctime."""
+        cs, _, ms, _, _, ino, uid, gid, size = STAT_DATA.unpack(self.sd)
         if type(st) is os.stat_result:
             # The common case (refresh_index's lstat of every entry), field by
             # field without building stat_data's tuple: a third of the cost.
-            if self.mtime_s != (st.st_mtime_ns // 1_000_000_000) & _U32 or self.size != st.st_size & _U32:
+            if ms != (st.st_mtime_ns // 1_000_000_000) & _U32 or size != st.st_size & _U32:
                 return False
             if not check_stat:
                 return True
-            if self.ino != st.st_ino & _U32 or self.uid != st.st_uid & _U32 or self.gid != st.st_gid & _U32:
+            if ino != st.st_ino & _U32 or uid != st.st_uid & _U32 or gid != st.st_gid & _U32:
                 return False
-            return not trust_ctime or self.ctime_s == (st.st_ctime_ns // 1_000_000_000) & _U32
+            return not trust_ctime or cs == (st.st_ctime_ns // 1_000_000_000) & _U32
         sd = stat_data(st)
         if not check_stat:
-            return self.mtime_s == sd[2] and self.size == sd[8]
+            return ms == sd[2] and size == sd[8]
         if not trust_ctime:
-            return self.mtime_s == sd[2] and (self.ino, self.uid, self.gid, self.size) == sd[5:]
-        return self.ctime_s == sd[0] and self.mtime_s == sd[2] and (
-            self.ino, self.uid, self.gid, self.size) == sd[5:]
+            return ms == sd[2] and (ino, uid, gid, size) == sd[5:]
+        return cs == sd[0] and ms == sd[2] and (ino, uid, gid, size) == sd[5:]
 
     def same_object(self, other: Entry | None) -> bool:
         return other is not None and self.mode == other.mode and self.oid == other.oid

@@ -114,7 +114,10 @@ class IndexFile:
         return None
 
 
-_FIXED = {n: struct.Struct(f">10I{n}sH") for n in (20, 32)}
+#: An on-disk entry's fixed part: the stat data's first six words, the mode,
+#: their last three (:data:`index.STAT_DATA` apart from the mode), the
+#: object id, the flags.
+_FIXED = {n: struct.Struct(f">24sI12s{n}sH") for n in (20, 32)}
 #: The NULs after a name that end a v2/v3 entry on a multiple of 8 (1 to 8 of
 #: them), by the entry's length without them, modulo 8.
 _PADDING = tuple(b"\0" * (8 - k) for k in range(8))
@@ -139,12 +142,11 @@ def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
     append = entries.append
     pos = 12
     prev = b""
-    # One int object for each distinct mode, second and device (see
-    # index.share_stat_ints): 13 MiB of a 100,000-entry index.
-    share = {}.setdefault
+    # One int object for each distinct mode (a few), not one an entry.
+    one_mode = {}.setdefault
     try:
         for _ in range(nr):
-            (cs, cn, ms, mn, dev, ino, mode, uid, gid, fsize, oid, flags) = unpack(data, pos)
+            (times, mode, ids, oid, flags) = unpack(data, pos)
             p = pos + flags_end
             ext = 0
             if flags & CE_EXTENDED:
@@ -173,8 +175,7 @@ def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
                 raise _corrupt(f"error: index entry name length mismatch near '{name.decode('utf-8', 'replace')}'")
             if pos > end:
                 raise _corrupt("error: index entries run past the end of the file")
-            append(Entry(name, share(mode, mode), oid, share(cs, cs), cn, share(ms, ms), mn, share(dev, dev), ino,
-                         uid, gid, fsize, flags & (CE_VALID | CE_STAGEMASK), ext))
+            append(Entry(name, one_mode(mode, mode), oid, times + ids, flags & (CE_VALID | CE_STAGEMASK), ext))
             prev = name
     except (struct.error, ValueError, IndexError):
         raise _corrupt("error: index entries are truncated") from None
@@ -270,8 +271,8 @@ def index_file_chunks(
         ext = e.extended_flags
         if ext:
             flags |= CE_EXTENDED
-        out += pack(e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino, e.mode,
-                    e.uid, e.gid, e.size, e.oid, flags)
+        sd = e.sd
+        out += pack(sd[:24], e.mode, sd[24:], e.oid, flags)
         if ext:
             out += struct.pack(">H", ext)
         if version == 4:

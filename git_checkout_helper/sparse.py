@@ -171,9 +171,8 @@ def apply_sparse_checkout(
         want = (e.extended_flags & ~CE_SKIP_WORKTREE) | (CE_SKIP_WORKTREE if new else 0)
         if want != e.extended_flags:
             if e is o:  # the old index's entry stays as read
-                e = plan.entries[path] = Entry(
-                    o.name, o.mode, o.oid, o.ctime_s, o.ctime_ns, o.mtime_s, o.mtime_ns, o.dev, o.ino,
-                    o.uid, o.gid, o.size, o.flags, o.extended_flags, o.uptodate, o.base)
+                e = plan.entries[path] = Entry(o.name, o.mode, o.oid, o.sd, o.flags, o.extended_flags, o.uptodate,
+                                               o.base)
                 if path in writing:
                     writing[path] = e
             e.extended_flags = want

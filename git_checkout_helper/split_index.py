@@ -98,8 +98,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
     # split file's first entries in order, deletions drop, the rest is added.
     n = len(base.entries)
     merged: list[Entry | None] = [
-        Entry(e.name, e.mode, e.oid, e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino,
-              e.uid, e.gid, e.size, e.flags, e.extended_flags, False, i + 1)
+        Entry(e.name, e.mode, e.oid, e.sd, e.flags, e.extended_flags, False, i + 1)
         for i, e in enumerate(base.entries)
     ]
     own = idx.entries
@@ -113,9 +112,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
         if src.name:
             raise _corrupt(f"corrupt link extension, entry {pos} should have zero length name")
         dst = merged[pos]
-        merged[pos] = Entry(dst.name, src.mode, src.oid, src.ctime_s, src.ctime_ns, src.mtime_s, src.mtime_ns,
-                            src.dev, src.ino, src.uid, src.gid, src.size, src.flags, src.extended_flags,
-                            False, pos + 1)
+        merged[pos] = Entry(dst.name, src.mode, src.oid, src.sd, src.flags, src.extended_flags, False, pos + 1)
     for pos in delete:
         if pos >= n:
             raise _corrupt(f"position for delete {pos} exceeds base index size {n}")
@@ -142,10 +139,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
 
 def _ondisk_same(a: Entry, b: Entry) -> bool:
     """``compare_ce_content``: stat data, mode, on-disk flags and object id."""
-    return (a.ctime_s, a.ctime_ns, a.mtime_s, a.mtime_ns, a.dev, a.ino, a.mode, a.uid, a.gid, a.size,
-            a.oid, a.flags, a.extended_flags) == (
-            b.ctime_s, b.ctime_ns, b.mtime_s, b.mtime_ns, b.dev, b.ino, b.mode, b.uid, b.gid, b.size,
-            b.oid, b.flags, b.extended_flags)
+    return (a.sd, a.mode, a.oid, a.flags, a.extended_flags) == (b.sd, b.mode, b.oid, b.flags, b.extended_flags)
 
 
 def _racy(e: Entry, timestamp_ns: int) -> bool:
@@ -235,8 +229,7 @@ def write_split_index(
         rename_tempfile(fd, tmp, path, shared)
         clean_shared_index_files(gitdir, hexid, expire)
         base_entries = entries
-        new = [Entry(e.name, e.mode, e.oid, e.ctime_s, e.ctime_ns, e.mtime_s, e.mtime_ns, e.dev, e.ino,
-                     e.uid, e.gid, e.size, e.flags, e.extended_flags, e.uptodate, i + 1)
+        new = [Entry(e.name, e.mode, e.oid, e.sd, e.flags, e.extended_flags, e.uptodate, i + 1)
                for i, e in enumerate(entries)]
         entries = new
         base_oid = oid

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from git_checkout_helper.index import Entry
+from git_checkout_helper.index import STAT_DATA, Entry
 from git_checkout_helper.plan import (
     ERROR_NOT_UPTODATE_DIR,
     ERROR_WOULD_LOSE_UNTRACKED,
@@ -194,8 +194,12 @@ def test_stat_matches_same_verdict_from_an_lstat_and_a_helpers_record(tmp_path, 
     t = Tree(tmp_path)
     e = t.write("f", b"x\n")
     st = os.lstat(tmp_path / "f")
-    if field:
-        setattr(e, field, getattr(e, field) + 1)
+    if field:  # (the entry's stat data are packed: index.STAT_DATA, fields in this order)
+        names = ["ctime_s", "ctime_ns", "mtime_s", "mtime_ns", "dev", "ino", "uid", "gid", "size"]
+        values = list(STAT_DATA.unpack(e.sd))
+        values[names.index(field)] += 1
+        e.sd = STAT_DATA.pack(*values)
+        assert getattr(e, field) == values[names.index(field)]
     for check_stat in (True, False):
         for trust_ctime in (True, False):
             want = e.stat_matches(StatData.from_os(st), check_stat, trust_ctime)

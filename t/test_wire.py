@@ -25,7 +25,7 @@ import subprocess
 import pytest
 
 from git_checkout_helper.convert import ConvertCrlfAction
-from git_checkout_helper.index import cut_stat_data, stat_data
+from git_checkout_helper.index import STAT_DATA, cut_stat_data, pack_stat_data, stat_data
 from git_checkout_helper.pktline import pkt_line
 from git_checkout_helper.record import fields
 from git_checkout_helper.wire import (
@@ -247,8 +247,8 @@ def test_parse_result_keeps_what_the_index_needs(name):
         id_, status, fields = parse_result(data, layout)
         assert (id_, status) == (i, W)
         table.save(i, status, fields)
-        kept.append(stat_data(decode_result(data, layout).st))
-    assert [table.stat_data(i) for i in range(40)] == kept
+        kept.append(pack_stat_data(decode_result(data, layout).st))
+    assert [table.stat_data(i) for i in range(40)] == kept == list(table.all_stat_data())
     assert parse_result(encode_result(PcItemResult(7, C), layout), layout) == (7, C, None)
 
 
@@ -286,7 +286,7 @@ def test_results_table():
     table.save(2, W, stat_data(st))  # already cut: cutting again changes nothing
     table.save(0, C, None)
     assert list(table.status) == [C, 0, W]
-    assert table.stat_data(2) == stat_data(st)
+    assert table.stat_data(2) == pack_stat_data(st)
 
 
 # --------------------------------------------------------------------------
@@ -452,8 +452,8 @@ def test_results_read_from_a_pipe_in_any_pieces(seed):
     parsed = [parse_result(a, layout) for a in answers]
     assert told == [(i, st) for i, st, _f in parsed]
     assert list(table.status) == [st for _i, st, _f in parsed]
-    assert [table.stat_data(i) for i, st, _f in parsed if st == W] == [cut_stat_data(*f) for _i, st, f in parsed
-                                                                        if st == W]
+    assert [table.stat_data(i) for i, st, _f in parsed if st == W] == [
+        STAT_DATA.pack(*cut_stat_data(*f)) for _i, st, f in parsed if st == W]
     h = _Helper(0, None, -1, 0.0)
     h.batches.append((0, 60))
     _read_results(h, b"".join(pkt_line(a) for a in answers[:3] + answers[4:]), layout, Results(60),

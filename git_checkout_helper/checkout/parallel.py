@@ -361,7 +361,8 @@ class ParallelCheckout:
         entries = q.entries
         if status_of.count(WRITTEN) == len(entries):  # every item written: only stat data to fill
             if not filled:
-                Entry.fill_all_stat_data(entries, results.all_stat_data())
+                for e, sd in zip(entries, results.all_stat_data(), strict=True):
+                    e.fill_stat_data(sd)
             self.report.written += len(entries)
             entries = ()
         for i, e in enumerate(entries):
