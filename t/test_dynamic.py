@@ -207,10 +207,12 @@ def _pool_run(env, src, wt, argv, n=2):
     answered: list[int] = []
     errors: list[str] = []
     pool = HelperPool(argv, n, cwd=wt, env=penv)
-    run = pool.start(items, None, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+    sent = list(items)
+    run = pool.start(sent, None, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
                      on_result=lambda first, n, _status: answered.extend(range(first, first + n)),
                      error=errors.append, dynamic=True)
     results = run.finish()
+    assert sent == [None] * len(items)  # each let go once sent
     _pool_run.helpers = run.used  # (the lost tests read what a dead helper held)
     return items, results, answered, errors, pool.batches
 

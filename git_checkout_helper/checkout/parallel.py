@@ -388,7 +388,7 @@ class ParallelCheckout:
                 collided.append(i)
             else:
                 self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
-                if q.items[i].filter is not None and q.attrs[i].drv.required:
+                if self.item_room(q.attrs[i])[1] is not None and q.attrs[i].drv.required:
                     # The helper said "<path>: smudge filter <driver> failed";
                     # git dies there (convert.c), hence its exit code.
                     smudge_failed = True
