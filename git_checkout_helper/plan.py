@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 import stat as stat_mod
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .hash_algo import new_hash
@@ -449,6 +450,8 @@ class _TwowayMerge:
         self.leads_removed: set[bytes] = set()
         self.lead_entries: set[bytes] = set()  # the deeper paths refused so: git looks no further below them
         self.lose_dirs: list[bytes] = []
+        self._names: list[bytes] | None = None  # the index's paths, sorted (_consume_subdirectory)
+        self._removing: set[bytes] | None = None  # plan.remove's paths (_consume_subdirectory)
 
     def modified(self, cur: Entry) -> bool:
         if self.refreshed and cur.uptodate:
@@ -559,6 +562,7 @@ class _TwowayMerge:
     def verify_absent(self) -> None:
         """``verify_absent``: the new paths must not land on untracked files."""
         wt, ignored = self.wt, self.ignored
+        replaced = set()
         for e in self.plan.write:
             path = e.name
             if path in self.old:
@@ -580,18 +584,67 @@ class _TwowayMerge:
             if stat_mod.S_ISDIR(st.st_mode) and not stat_mod.S_ISLNK(st.st_mode):
                 if e.mode == S_IFGITLINK:
                     continue
+                if ignored(path):
+                    # check_ok_to_remove: an excluded directory goes, contents
+                    # and all; unless the merge keeps an index entry below it,
+                    # which then takes the new file's place in the index
+                    # (add_index_entry's rule for a file and a directory of
+                    # one name), and the file is not written.
+                    if any(name in self.plan.entries for name in self._index_below(path)):
+                        replaced.add(path)
+                    continue
                 # verify_clean_subdirectory checks the tracked files below
                 # first: one with local changes is the error, not the dir.
-                if any(p.startswith(path + b"/") for p in self.not_uptodate):
+                if not self._consume_subdirectory(path):
                     continue
-                if ignored(path):
-                    continue  # check_ok_to_remove: an excluded directory goes, contents and all
                 lost = wt.untracked_below(path, self.tracked, self.ignored_in_subdir)
                 if lost:
                     self.lose_dirs.append(path)
             elif not ignored(path):
                 same = _file_is(e, self.top + path, st, self.hash_name, self.to_worktree, self.core)
                 (self.same_un if same else self.untracked).append(path)
+        if replaced:
+            self.plan.write = [e for e in self.plan.write if e.name not in replaced]
+            for path in replaced:
+                del self.plan.entries[path]
+
+    def _index_below(self, path: bytes) -> Iterator[bytes]:
+        """The index's paths below directory ``path``, in index order."""
+        if self._names is None:
+            self._names = sorted(self.old)
+        names, prefix = self._names, path + b"/"
+        for i in range(bisect_left(names, prefix), len(names)):
+            if not names[i].startswith(prefix):
+                return
+            yield names[i]
+
+    def _consume_subdirectory(self, path: bytes) -> bool:
+        """``verify_clean_subdirectory``'s tracked half, for a directory that
+        the new file ``path`` replaces. git decides the directory there,
+        before it merges anything below it (and merges nothing below it if
+        the directory is refused), so what the merge said of the paths below
+        is dropped first. Then the index's entries below, in index order,
+        are each checked against the work tree (``verify_uptodate``) and
+        consumed (``mark_ce_used``): removed with the directory, never
+        merged. So a staged change below goes without a word, as in git (its
+        content stays in the object database), and so does a file added to
+        the index only. The first entry whose file has changed is refused
+        instead, and False returned."""
+        prefix, plan = path + b"/", self.plan
+        for refused in (self.overwrite, self.not_uptodate, self.same_nu, self.lose_dirs, self.staged_gone):
+            refused[:] = [p for p in refused if not p.startswith(prefix)]
+        for name in self._index_below(path):
+            cur = self.old[name]
+            if cur.mode != S_IFGITLINK and self.modified(cur):
+                self.not_uptodate.append(name)
+                return False
+            plan.entries.pop(name, None)
+            if self._removing is None:
+                self._removing = set(plan.remove)
+            if name not in self._removing:
+                self._removing.add(name)
+                plan.remove.append(name)
+        return True
 
     def verify_absent_removed(self) -> None:
         """``verify_absent`` for the staged deletions the target keeps deleted."""

@@ -425,6 +425,47 @@ test_expect_success 'local changes after a switch are listed from stat data: a f
 	! grep "encode" err.ours
 '
 
+# dir_to_file <name> <setup>: a repository whose main has docs/util.c and
+# whose branch "file" has a file docs where that directory was; <setup>
+# (eval'ed in it, on main) makes the local state the switch starts from.
+dir_to_file() {
+	git init -q "$1" && (
+		cd "$1" && mkdir docs && echo a >docs/util.c && echo k >keep &&
+		git add . && git commit -qm one && git checkout -q --orphan file && git rm -rqf . &&
+		echo f >docs && echo k >keep && git add . && git commit -qm two && git checkout -q main &&
+		eval "$2"
+	) &&
+	fuzz_case "$1" "checkout file" file
+}
+
+test_expect_success 'a file replaces a directory: the index entries below are checked against their files, then go' '
+	# (verify_clean_subdirectory: a staged change goes with its directory
+	# without a word, and so does a file only the index has; the first
+	# entry whose file has changed is refused, and nothing below it merged)
+	dir_to_file staged "echo s >docs/util.c && git add docs/util.c" &&
+	echo 0 >expect && test_cmp expect rc.ours && echo f >expect && test_cmp expect staged.ours/docs &&
+	dir_to_file added "echo n >docs/new.c && git add docs/new.c" &&
+	git -C added.ours ls-files >actual && printf "docs\nkeep\n" >expect && test_cmp expect actual &&
+	dir_to_file added-changed "echo n >docs/new.c && git add docs/new.c && echo mine >docs/new.c" &&
+	echo mine >expect && test_cmp expect added-changed.ours/docs/new.c &&
+	test_grep "^	docs/new.c\$" err.ours && ! test_grep "docs/util.c" err.ours &&
+	dir_to_file changed-first "echo n >docs/a.c && git add docs && echo mine >docs/a.c &&
+		echo s >docs/util.c && git add docs/util.c" &&
+	test_grep "^	docs/a.c\$" err.ours && ! test_grep "docs/util.c" err.ours &&
+	dir_to_file staged-untracked "echo s >docs/util.c && git add docs/util.c && echo u >docs/u" &&
+	test_grep "would lose untracked files" err.ours && ! test_grep "docs/util.c" err.ours &&
+	dir_to_file unstaged "echo mine >docs/util.c"
+'
+
+test_expect_success 'a file replaces an ignored directory: an entry only the index has below it keeps its place' '
+	# (check_ok_to_remove lets an excluded directory go unchecked; the kept
+	# entry below then replaces the new file in the index, unwritten)
+	dir_to_file ignored-added "echo docs/ >.git/info/exclude && echo n >docs/new.c && git add -f docs/new.c" &&
+	git -C ignored-added.ours ls-files >actual && printf "docs/new.c\nkeep\n" >expect && test_cmp expect actual &&
+	dir_to_file ignored-staged "echo docs/ >.git/info/exclude && echo s >docs/util.c && git add -f docs/util.c" &&
+	dir_to_file ignored "echo docs/ >.git/info/exclude"
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
