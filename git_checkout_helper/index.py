@@ -96,7 +96,7 @@ class Entry(Record):
     """One stage-0 index entry (``struct cache_entry``), object id raw.
 
     Its stat data are one packed ``bytes`` (``sd``, :data:`STAT_DATA`), read
-    through the fields' names: nine int attributes were 64 bytes of slots
+    through the fields' names: nine int attributes took 72 bytes of slots
     and about six int objects an entry, a sixth of the coordinator's memory
     at 100,000 files; and the index file is read and written by slices."""
 

@@ -146,7 +146,7 @@ def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
     one_mode = {}.setdefault
     try:
         for _ in range(nr):
-            (times, mode, ids, oid, flags) = unpack(data, pos)
+            (sd_head, mode, sd_tail, oid, flags) = unpack(data, pos)
             p = pos + flags_end
             ext = 0
             if flags & CE_EXTENDED:
@@ -175,7 +175,7 @@ def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
                 raise _corrupt(f"error: index entry name length mismatch near '{name.decode('utf-8', 'replace')}'")
             if pos > end:
                 raise _corrupt("error: index entries run past the end of the file")
-            append(Entry(name, one_mode(mode, mode), oid, times + ids, flags & (CE_VALID | CE_STAGEMASK), ext))
+            append(Entry(name, one_mode(mode, mode), oid, sd_head + sd_tail, flags & (CE_VALID | CE_STAGEMASK), ext))
             prev = name
     except (struct.error, ValueError, IndexError):
         raise _corrupt("error: index entries are truncated") from None

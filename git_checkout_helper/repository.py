@@ -328,8 +328,9 @@ class Repository:
         forget it: for a caller that knows no one will look at them again. At
         100,000 files they are 11 MiB of the coordinator's memory beside the
         new index's entries, which share their paths and ids."""
-        if tree.tree_id is not None and self._trees.get(tree.tree_id.hex().encode()) is tree:
-            del self._trees[tree.tree_id.hex().encode()]
+        key = tree.tree_id.hex().encode() if tree.tree_id is not None else None
+        if self._trees.get(key) is tree:
+            del self._trees[key]
         tree.files.clear()
 
     # --- HEAD ----------------------------------------------------------------
