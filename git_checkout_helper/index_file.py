@@ -196,19 +196,10 @@ def parse_index(data: bytes, rawsz: int = 20, path: str = "index") -> IndexFile:
     return IndexFile(version, entries, extensions, trailer, warnings)
 
 
-def serialize_index_file(
-    version: int,
-    entries: list[Entry],
-    extensions: list[tuple[bytes, bytes]],
-    rawsz: int = 20,
-    ieot_blocks: int = 0,
-    eoie: bool = False,
-    strip_names: frozenset | set = frozenset(),
-    skip_hash: bool = False,
-) -> bytes:
-    """``do_write_index``: the bytes of an index file (:func:`index_file_chunks`, joined)."""
-    return b"".join(index_file_chunks(version, entries, extensions, rawsz, ieot_blocks, eoie, strip_names,
-                                      skip_hash))
+def serialize_index_file(*args, **kwargs) -> bytes:
+    """``do_write_index``: the bytes of an index file (:func:`index_file_chunks`'s,
+    with its arguments, joined)."""
+    return b"".join(index_file_chunks(*args, **kwargs))
 
 
 def index_file_chunks(

@@ -452,6 +452,7 @@ class _TwowayMerge:
         self.lose_dirs: list[bytes] = []
         self._names: list[bytes] | None = None  # the index's paths, sorted (_consume_subdirectory)
         self._removing: set[bytes] | None = None  # plan.remove's paths (_consume_subdirectory)
+        self.index_is_head = False  # (merge: HEAD's files read from the index)
 
     def modified(self, cur: Entry) -> bool:
         if self.refreshed and cur.uptodate:
@@ -492,6 +493,7 @@ class _TwowayMerge:
         plan, wt, old, top = self.plan, self.wt, self.old, self.top
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
+        self.index_is_head = hf is None
         if hf is None:
             in_index = old.get
             differing = [path for path, (mode, oid) in tf.items()  # (entry_differs, inline)
@@ -562,7 +564,6 @@ class _TwowayMerge:
     def verify_absent(self) -> None:
         """``verify_absent``: the new paths must not land on untracked files."""
         wt, ignored = self.wt, self.ignored
-        replaced = set()
         for e in self.plan.write:
             path = e.name
             if path in self.old:
@@ -585,14 +586,7 @@ class _TwowayMerge:
                 if e.mode == S_IFGITLINK:
                     continue
                 if ignored(path):
-                    # check_ok_to_remove: an excluded directory goes, contents
-                    # and all; unless the merge keeps an index entry below it,
-                    # which then takes the new file's place in the index
-                    # (add_index_entry's rule for a file and a directory of
-                    # one name), and the file is not written.
-                    if any(name in self.plan.entries for name in self._index_below(path)):
-                        replaced.add(path)
-                    continue
+                    continue  # check_ok_to_remove: an excluded directory goes, contents and all
                 # verify_clean_subdirectory checks the tracked files below
                 # first: one with local changes is the error, not the dir.
                 if not self._consume_subdirectory(path):
@@ -603,10 +597,25 @@ class _TwowayMerge:
             elif not ignored(path):
                 same = _file_is(e, self.top + path, st, self.hash_name, self.to_worktree, self.core)
                 (self.same_un if same else self.untracked).append(path)
+        self._drop_replaced()
+
+    def _drop_replaced(self) -> None:
+        """A new file below which the merge keeps an index entry (one only
+        the index has: its directory gone from the work tree, or ignored
+        there, so not consumed) leaves the new index: the deeper entry, added
+        to git's result after it, takes its place (``add_index_entry``'s
+        rule for a file and a directory of one name), and it is not written.
+        Only an index that is not HEAD's can hold such an entry."""
+        plan = self.plan
+        if not self.old or self.index_is_head:
+            return
+        replaced = {e.name for e in plan.write if e.name not in self.old
+                    and any(name in plan.entries for name in self._index_below(e.name))}
         if replaced:
-            self.plan.write = [e for e in self.plan.write if e.name not in replaced]
+            plan.write = [e for e in plan.write if e.name not in replaced]
             for path in replaced:
-                del self.plan.entries[path]
+                del plan.entries[path]
+                plan.absent.discard(path)
 
     def _index_below(self, path: bytes) -> Iterator[bytes]:
         """The index's paths below directory ``path``, in index order."""

@@ -457,11 +457,16 @@ test_expect_success 'a file replaces a directory: the index entries below are ch
 	dir_to_file unstaged "echo mine >docs/util.c"
 '
 
-test_expect_success 'a file replaces an ignored directory: an entry only the index has below it keeps its place' '
-	# (check_ok_to_remove lets an excluded directory go unchecked; the kept
-	# entry below then replaces the new file in the index, unwritten)
+test_expect_success 'a file where an ignored or a missing directory is: an entry only the index has below it keeps its place' '
+	# (check_ok_to_remove lets an excluded directory go unchecked, and a
+	# missing one needs no check; the kept entry below then replaces the new
+	# file in the index, which is not written)
 	dir_to_file ignored-added "echo docs/ >.git/info/exclude && echo n >docs/new.c && git add -f docs/new.c" &&
 	git -C ignored-added.ours ls-files >actual && printf "docs/new.c\nkeep\n" >expect && test_cmp expect actual &&
+	dir_to_file gone-added "echo n >docs/new.c && git add docs/new.c && rm -rf docs" &&
+	git -C gone-added.ours ls-files >actual && printf "docs/new.c\nkeep\n" >expect && test_cmp expect actual &&
+	test_path_is_missing gone-added.ours/docs &&
+	dir_to_file gone-staged "echo s >docs/util.c && git add docs/util.c && rm -rf docs" &&
 	dir_to_file ignored-staged "echo docs/ >.git/info/exclude && echo s >docs/util.c && git add -f docs/util.c" &&
 	dir_to_file ignored "echo docs/ >.git/info/exclude"
 '
