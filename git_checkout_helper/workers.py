@@ -410,15 +410,15 @@ class HelperPool:
     def __len__(self) -> int:
         return len(self.helpers)
 
-    def run(self, items: list[PcItem], **options) -> Results:
+    def run(self, items: Sequence[PcItem], **options) -> Results:
         """Write ``items`` with (up to) every helper; ``options`` as for
         :meth:`start` (``layout``, ``stat_layout``, ``on_result(first_id, n, status)``
         for each answer, ``error``, ``dynamic``).
 
-        Item ids must be 0..len(items)-1 in order. ``items`` is a list whose
-        slots are set to None as their items are sent (kept no longer than
-        that). An item left ``PC_ITEM_PENDING`` was never answered (its
-        helper died or misbehaved); ``error`` has been told why.
+        Item ids must be 0..len(items)-1 in order; ``items`` may make each
+        item as it is read (the coordinator's queue does). An item left
+        ``PC_ITEM_PENDING`` was never answered (its helper died or
+        misbehaved); ``error`` has been told why.
         ``dynamic``: work sharing in shrinking chunks (:class:`Chunker`, only
         for helpers that read another batch after a flush: ours); otherwise
         git's static split, one batch per helper.
@@ -427,7 +427,7 @@ class HelperPool:
 
     def start(
         self,
-        items: list[PcItem],
+        items: Sequence[PcItem],
         expected: int | None,
         *,
         layout: RequestLayout,
@@ -537,8 +537,6 @@ class PoolRun:
             h.next_id = start
         items, layout = self.items, self._layout
         h.pending += b"".join([pkt_line(items[j].encode(layout)) for j in range(start, end)]) + FLUSH_PKT
-        # Sent: let go (10% of the coordinator's peak memory at 100,000 files).
-        items[start:end] = [None] * (end - start)
         self.pool.batches += 1
 
     def _refill(self, h: _Helper, ahead: int = AHEAD) -> None:

@@ -207,12 +207,10 @@ def _pool_run(env, src, wt, argv, n=2):
     answered: list[int] = []
     errors: list[str] = []
     pool = HelperPool(argv, n, cwd=wt, env=penv)
-    sent = list(items)
-    run = pool.start(sent, None, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
+    run = pool.start(items, None, layout=REQUEST_LAYOUTS["git"], stat_layout=native_stat_layout(),
                      on_result=lambda first, n, _status: answered.extend(range(first, first + n)),
                      error=errors.append, dynamic=True)
     results = run.finish()
-    assert sent == [None] * len(items)  # each let go once sent
     _pool_run.helpers = run.used  # (the lost tests read what a dead helper held)
     return items, results, answered, errors, pool.batches
 
@@ -473,3 +471,24 @@ def test_chunker_streamed_starts_helpers_early():
     while (ch := c.next()) is not None:
         sizes.append(ch[1] - ch[0])
     assert c.done and first[1] + sum(sizes) == len(names)
+
+
+def test_the_queue_makes_each_item_when_it_is_read():
+    """Memory: the coordinator's queue keeps only the entries and their
+    attributes; an item is made when the pool reads it (to send it, or to
+    find a directory boundary), as the writer would have built it (by
+    position, its filter the one the attributes allow), and not kept."""
+    from git_checkout_helper.attributes import ConvAttrs
+    from git_checkout_helper.checkout.parallel import _Queue
+    from git_checkout_helper.index import Entry
+
+    plain, crlf = ConvAttrs(0, 0, None, None), ConvAttrs(2, 1, None, b"UTF-16")
+    queue = _Queue(1, {plain: (4000, None), crlf: (3990, b"lfs")})
+    entries = [Entry(b"d/f%d" % i, 0o100644 | (i % 2) * 0o111, bytes([i]) * 20) for i in range(5)]
+    for e in entries:
+        queue.append(e, crlf if e.mode & 0o111 else plain)
+    assert len(queue) == 5 and not hasattr(queue, "items") and not hasattr(queue, "__dict__")
+    want = [PcItem(i, e.oid, e.mode, e.name, 2 if i % 2 else 0, 1 if i % 2 else 0, b"UTF-16" if i % 2 else None,
+                   1, 0, b"lfs" if i % 2 else None) for i, e in enumerate(entries)]
+    assert [queue[i] for i in range(5)] == want and queue[1:4] == want[1:4]
+    assert queue[2] is not queue[2]  # (made when read)

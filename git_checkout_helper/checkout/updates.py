@@ -53,7 +53,6 @@ from ..plan import Plan, invalid_paths, worktree_matches
 from ..progress import Progress
 from ..refresh import smudge_racily_clean
 from ..repository import Repository, TreeFiles
-from ..wire import PcItem
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue
@@ -567,7 +566,7 @@ class Checkout(ParallelCheckout):
         regular files' items go to the helpers as they are made, so that the
         helpers write while this process still removes, makes directories
         and reads attributes for the rest."""
-        queue = _Queue()
+        queue = _Queue(self.algo, self._rooms)
         stream = None
         if self.streams():
             regular = [e for e in entries if e.mode & 0o170000 == 0o100000]
@@ -584,7 +583,7 @@ class Checkout(ParallelCheckout):
                 self._queue_or_write(e, prepare, queue)
         if self.submodules is not None:
             self.submodules.start()  # their directories exist now
-        if queue.items or stream is not None:
+        if len(queue) or stream is not None:
             self.run_queue(queue, stream)
 
     def _queue_or_write(self, e: Entry, prepare: Callable[[], None] | None, queue: _Queue) -> None:
@@ -601,13 +600,8 @@ class Checkout(ParallelCheckout):
             return
         ca = self.conv_attrs(e.name) if e.mode & 0o170000 == 0o100000 else None
         if ca is not None:
-            room, filt = self.item_room(ca)
-            if len(e.name) <= room:
-                # By position, as wire.decode_item builds it (0: attr_action).
-                queue.items.append(PcItem(len(queue.items), e.oid, e.mode, e.name, ca.crlf_action, ca.ident,
-                                          ca.working_tree_encoding, self.algo, 0, filt))
-                queue.entries.append(e)
-                queue.attrs.append(ca)
+            if len(e.name) <= self.item_room(ca)[0]:
+                queue.append(e, ca)
                 return
         st = self.write_special(e, ca)
         if st is not None:
