@@ -477,16 +477,18 @@ class HelperPool:
 class _Names:
     """The names of a list of items that may still grow (for :class:`Chunker`)."""
 
-    __slots__ = ("items",)
+    __slots__ = ("items", "name")
 
     def __init__(self, items: Sequence[PcItem]) -> None:
         self.items = items
+        # A queue that makes its items when read tells their names without making them.
+        self.name = getattr(items, "name", None) or (lambda i: items[i].name)
 
     def __len__(self) -> int:
         return len(self.items)
 
     def __getitem__(self, i: int) -> bytes:
-        return self.items[i].name
+        return self.name(i)
 
 
 class PoolRun:
@@ -535,8 +537,7 @@ class PoolRun:
         h.batches.append((start, end))
         if len(h.batches) == 1:
             h.next_id = start
-        items, layout = self.items, self._layout
-        h.pending += b"".join([pkt_line(items[j].encode(layout)) for j in range(start, end)]) + FLUSH_PKT
+        h.pending += b"".join([pkt_line(item.encode(self._layout)) for item in self.items[start:end]]) + FLUSH_PKT
         self.pool.batches += 1
 
     def _refill(self, h: _Helper, ahead: int = AHEAD) -> None:

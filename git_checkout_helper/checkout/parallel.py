@@ -72,11 +72,17 @@ class _Queue:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self.entries)))]
-        e, ca = self.entries[i], self.attrs[i]
-        # By position, as wire.decode_item builds it (0: attr_action).
-        return PcItem(i, e.oid, e.mode, e.name, ca.crlf_action, ca.ident, ca.working_tree_encoding, self.algo, 0,
-                      self.rooms[ca][1])
+            start, stop, _ = i.indices(len(self.entries))
+            algo, rooms = self.algo, self.rooms
+            # By position, as wire.decode_item builds it (0: attr_action).
+            run = zip(range(start, stop), self.entries[start:stop], self.attrs[start:stop], strict=True)
+            return [PcItem(j, e.oid, e.mode, e.name, ca.crlf_action, ca.ident, ca.working_tree_encoding, algo, 0,
+                           rooms[ca][1]) for j, e, ca in run]
+        return self[i:i + 1][0]
+
+    def name(self, i: int) -> bytes:
+        """Item ``i``'s path, without making the item (the pool's :class:`workers.Chunker` reads them)."""
+        return self.entries[i].name
 
 
 class ParallelCheckout:
