@@ -454,7 +454,14 @@ test_expect_success 'a file replaces a directory: the index entries below are ch
 	test_grep "^	docs/a.c\$" err.ours && ! test_grep "docs/util.c" err.ours &&
 	dir_to_file staged-untracked "echo s >docs/util.c && git add docs/util.c && echo u >docs/u" &&
 	test_grep "would lose untracked files" err.ours && ! test_grep "docs/util.c" err.ours &&
-	dir_to_file unstaged "echo mine >docs/util.c"
+	dir_to_file unstaged "echo mine >docs/util.c" &&
+	# the same on a split index and on index version 4
+	dir_to_file added-split "git update-index --split-index && echo n >docs/new.c && git add docs/new.c" &&
+	ls added-split.ours/.git/sharedindex.* >/dev/null &&
+	git -C added-split.ours ls-files >actual && printf "docs\nkeep\n" >expect && test_cmp expect actual &&
+	dir_to_file staged-v4 "git update-index --index-version 4 && echo s >docs/util.c && git add docs/util.c" &&
+	head -c 12 staged-v4.git/.git/index >v.git && head -c 12 staged-v4.ours/.git/index >v.ours &&
+	test_cmp v.git v.ours  # (signature, version 4 kept, entry count)
 '
 
 test_expect_success 'a file where an ignored or a missing directory is: an entry only the index has below it keeps its place' '

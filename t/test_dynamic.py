@@ -492,3 +492,6 @@ def test_the_queue_makes_each_item_when_it_is_read():
                    1, 0, b"lfs" if i % 2 else None) for i, e in enumerate(entries)]
     assert [queue[i] for i in range(5)] == want and queue[1:4] == want[1:4]
     assert queue[2] is not queue[2]  # (made when read)
+    assert queue[-1] == want[-1] and list(queue) == want  # (a sequence: write_pc_items reads it so)
+    with pytest.raises(IndexError):
+        queue[5]

@@ -78,6 +78,9 @@ class _Queue:
             run = zip(range(start, stop), self.entries[start:stop], self.attrs[start:stop], strict=True)
             return [PcItem(j, e.oid, e.mode, e.name, ca.crlf_action, ca.ident, ca.working_tree_encoding, algo, 0,
                            rooms[ca][1]) for j, e, ca in run]
+        if not -len(self.entries) <= i < len(self.entries):
+            raise IndexError("queue index out of range")
+        i %= len(self.entries)
         return self[i:i + 1][0]
 
     def name(self, i: int) -> bytes:
