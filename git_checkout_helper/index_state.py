@@ -169,17 +169,16 @@ def _untracked(old: bytes | None, changed: bool, config, worktree: bytes | None,
     the entries are; otherwise the cache keeps its header (ident, flags,
     exclude files' stat data) and loses every directory (as if it had just
     been added), which the next ``git status`` fills again: never stale.
-    ``core.untrackedCache=false`` removes it, ``true`` adds an empty one."""
+    ``core.untrackedCache=false`` removes it, ``true`` adds an empty one;
+    ``feature.manyFiles`` makes ``true`` the default, which ``keep`` (or
+    any value not a boolean) leaves in place (``prepare_repo_settings``)."""
     from .index_file import decode_varint, encode_varint
+    from .parse import git_parse_maybe_bool
 
+    mode = True if _cfg_bool(config, "feature.manyFiles") else None
     setting = _cfg(config, b"core", b"untrackedCache")
-    mode = None
-    if setting is not None:
-        s = setting.strip().lower()
-        if s == b"keep":
-            mode = None
-        else:
-            mode = _cfg_bool(config, "core.untrackedCache")
+    if setting is not None and git_parse_maybe_bool(setting) is not None:
+        mode = git_parse_maybe_bool(setting)
     if mode is False:
         return None
     ident = None

@@ -26,10 +26,11 @@ from collections.abc import Callable, Iterator
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .hash_algo import new_hash
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
+from .index_file import CE_SKIP_WORKTREE, CE_VALID
 from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
 from .repository import TreeFiles
 
-__all__ = ["Plan", "PlanError", "plan_switch", "plan_reset", "reset_needs_update", "worktree_matches"]
+__all__ = ["Plan", "PlanError", "plan_switch", "vouched_for", "worktree_matches"]
 
 S_IFREG = 0o100000
 
@@ -334,54 +335,30 @@ def entry_differs(e: Entry | None, t: tuple[int, bytes] | None) -> bool:
     return t[0] != e.mode or t[1] != e.oid
 
 
-def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_name: str,
-                       to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
-                       to_git: Callable[[Entry, bytes], bytes | None] | None = None,
-                       core: CoreSettings = DEFAULT_CORE) -> bool:
-    """``oneway_merge``'s ``ie_match_stat`` for an entry the target keeps:
-    rewritten unless its stat data (type, exec bit, times, inode, size)
-    still match, and, when racy, its content too."""
+def vouched_for(e: Entry) -> bool:
+    """CE_VALID (assume-unchanged) or CE_SKIP_WORKTREE: the user's word that
+    the file does not matter, which ``verify_uptodate_1`` checks anyway
+    before the file is overwritten or removed, even under ``-f``."""
+    return bool(e.flags & CE_VALID or e.extended_flags & CE_SKIP_WORKTREE)
+
+
+def _stays_outside(e: Entry, outside: Callable[[bytes], bool] | None) -> bool:
+    """``verify_uptodate``'s shortcut: a skip-worktree entry still outside
+    a sparse checkout's patterns (``outside``) is not looked at."""
+    return bool(e.extended_flags & CE_SKIP_WORKTREE) and outside is not None and outside(e.name)
+
+
+def _changed_file(e: Entry, wt: _Worktree, top: bytes, hash_name: str, to_worktree, racy_timestamp_ns: int,
+                  core: CoreSettings, to_git) -> bool:
+    """``verify_uptodate_1`` past its shortcuts: the file's stat data (or,
+    when racy, content) are not the entry's; only ENOENT is no change."""
+    st = wt.lstat(e.name)
     if st is None:
-        return True
+        return e.name in wt.notdir
     if e.mode == S_IFGITLINK:
-        return not stat_mod.S_ISDIR(st.st_mode)
-    if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
-        return True
-    return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
-
-
-def plan_reset(
-    target: TreeFiles,
-    old: dict[bytes, Entry],
-    top: bytes,
-    hash_name: str,
-    to_worktree: Callable[[Entry], bytes | None],
-    racy_timestamp_ns: int,
-    core: CoreSettings = DEFAULT_CORE,
-    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
-) -> Plan:
-    """``oneway_merge`` (``checkout -f``, clone): the target, whatever is there.
-
-    Entries whose index entry and file already match the target are kept
-    as they are (no rewrite, like git); everything else is written, and
-    tracked files that leave are removed.
-    """
-    plan = Plan()
-    wt = _Worktree(top)
-    for path, mo in sorted(target.files.items()):
-        e = _entry(path, mo)
-        cur = old.get(path)
-        if cur is not None and cur.same_object(e):
-            if not reset_needs_update(cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns,
-                                      to_git, core):
-                plan.entries[path] = cur
-                continue
-        plan.entries[path] = e
-        plan.write.append(e)
-    for path in old:
-        if path not in target.files:
-            plan.remove.append(path)
-    return plan
+        return False  # (a submodule out of sync with the index is no loss here)
+    return not worktree_matches(e, top + e.name, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git,
+                                stat_only=True)
 
 
 def plan_switch(
@@ -398,6 +375,7 @@ def plan_switch(
     ignored_in_subdir: Callable[[bytes], bool] | None = None,
     refreshed: bool = False,
     io: IoPool | None = None,
+    outside: Callable[[bytes], bool] | None = None,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
@@ -411,9 +389,13 @@ def plan_switch(
     path is merged (:meth:`_TwowayMerge.merge`). ``head`` None: the
     index ``old`` holds exactly HEAD's files (a cache tree valid for HEAD's
     tree), which are then read from its entries (sets :attr:`Plan.merged`).
+    ``outside``: a sparse checkout's test of a path outside its patterns:
+    a new path there is not written, so ``verify_absent`` lets it be
+    whatever is in its way (``CE_NEW_SKIP_WORKTREE``).
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
+    m.outside = outside
     differing = m.merge(None if head is None else head.files, target.files, io)
     if head is None:
         m.plan.merged = differing
@@ -453,8 +435,24 @@ class _TwowayMerge:
         self._names: list[bytes] | None = None  # the index's paths, sorted (_consume_subdirectory)
         self._removing: set[bytes] | None = None  # plan.remove's paths (_consume_subdirectory)
         self.index_is_head = False  # (merge: HEAD's files read from the index)
+        #: A sparse checkout's test of a path outside its patterns (CE_NEW_SKIP_WORKTREE), or None.
+        self.outside: Callable[[bytes], bool] | None = None
+
+    def _vouched_changed(self, cur: Entry) -> bool | None:
+        """``verify_uptodate`` of an entry the user vouched for: None for
+        another entry; False when it :func:`_stays_outside`; else whether
+        its file changed."""
+        if not vouched_for(cur):
+            return None
+        if _stays_outside(cur, self.outside):
+            return False
+        return _changed_file(cur, self.wt, self.top, self.hash_name, self.to_worktree, self.racy_timestamp_ns,
+                             self.core, self.to_git)
 
     def modified(self, cur: Entry) -> bool:
+        vouched = self._vouched_changed(cur)
+        if vouched is not None:
+            return vouched
         if self.refreshed and cur.uptodate:
             return False  # verify_uptodate_1: CE_UPTODATE, which refresh_index set, is believed without an lstat
         st = self.wt.lstat(cur.name)
@@ -514,6 +512,8 @@ class _TwowayMerge:
                 plan.entries[path] = cur  # index already has the new version
                 continue
             te = _entry(path, t) if t is not None else None
+            if te is not None and cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
+                te.extended_flags = CE_SKIP_WORKTREE  # merged_entry: "migrate old flags over"
             if hf is not None and entry_differs(cur, hf.get(path)):  # the index is not HEAD here
                 if cur is not None or t is not None:
                     self.overwrite.append(path)
@@ -557,16 +557,18 @@ class _TwowayMerge:
         did not find up to date (``verify_uptodate``). A path the merge
         then keeps or refuses without a look costs one request more, in
         the pool."""
-        old, refreshed = self.old, self.refreshed
+        old, refreshed, outside = self.old, self.refreshed, self.outside
         return [path for path in differing
-                if path not in tf or (cur := old.get(path)) is None or not (refreshed and cur.uptodate)]
+                if path not in tf or (cur := old.get(path)) is None or not (refreshed and cur.uptodate)
+                or (vouched_for(cur) and not _stays_outside(cur, outside))]
 
     def verify_absent(self) -> None:
-        """``verify_absent``: the new paths must not land on untracked files."""
-        wt, ignored = self.wt, self.ignored
+        """``verify_absent``: the new paths must not land on untracked files
+        (those :attr:`outside` a sparse checkout's patterns are not written)."""
+        wt, ignored, outside = self.wt, self.ignored, self.outside
         for e in self.plan.write:
             path = e.name
-            if path in self.old:
+            if path in self.old or (outside is not None and outside(path)):
                 continue
             # check_leading_path first (verify_absent_1): below a symlink or a
             # file the path is absent, whatever an lstat through it would find
@@ -738,53 +740,3 @@ def _file_is(e: Entry, full: bytes, st: os.stat_result | None, hash_name: str, t
     if converted is not None:
         return converted == data
     return blob_hash(data, hash_name) == e.oid
-
-
-#: What can begin a path element that ``verify_path`` refuses (".", "..",
-#: ".git" and its NTFS/HFS spellings, "git~1", an empty element), seen in
-#: paths joined by newlines; non-ASCII bytes (HFS ignorables) are looked for
-#: apart. A path with none of them is valid under every rule, so only the
-#: few paths that have one go through the element validator.
-_SUSPECT = (b"\n.", b"/.", b"\n ", b"/ ", b"//", b"\n/", b"/\n", b"\n\n", b"~", b"\\", b"\0")
-
-
-def invalid_paths(
-    paths: list[bytes],
-    validate_element: Callable[[bytes], bool],
-    mode_of: Callable[[bytes], int] = lambda p: 0,
-) -> list[bytes]:
-    """The paths of ``paths`` that git's ``verify_path`` refuses, in order.
-
-    Relative, no empty, ``.`` or ``..`` element, no ``.git`` in any spelling
-    ``validate_element`` knows (``core.protectNTFS``/``protectHFS``), and no
-    symlink named ``.gitmodules``. Costs a few scans of one joined string.
-    """
-    if not paths:
-        return []
-    from bisect import bisect_right
-    from itertools import accumulate
-
-    from .verify_path import validate_path
-
-    blob = b"\n" + b"\n".join(paths) + b"\n"
-    hits: list[int] = []
-    for s in _SUSPECT:
-        i = blob.find(s)
-        while i != -1:
-            hits.append(i + 1 if s[0] == 0x0A else i)
-            i = blob.find(s, i + 1)
-    if not blob.isascii():
-        import re
-
-        hits.extend(m.start() for m in re.finditer(rb"[\x80-\xff]+", blob))
-    if not hits:
-        return []
-    starts = list(accumulate((len(p) + 1 for p in paths), initial=1))
-    bad = []
-    for n in sorted({min(bisect_right(starts, h) - 1, len(paths) - 1) for h in hits}):
-        p = paths[n]
-        if not p or b"\0" in p or not validate_path(p, validate_element):
-            bad.append(p)
-        elif mode_of(p) == S_IFLNK and p.rsplit(b"/", 1)[-1].rstrip(b". ").lower() in (b".gitmodules", b"gitmod~1"):
-            bad.append(p)
-    return bad

@@ -11,7 +11,7 @@ diff-files`` says nothing of them), and the checks that follow see them up
 to date without reading them again.
 
 ``-f`` does not refresh: ``oneway_merge`` with ``reset`` rewrites every
-entry whose stat data does not match (``plan.reset_needs_update``).
+entry whose stat data does not match (``oneway.reset_needs_update``).
 
 Writing the index then smudges the racily clean entries
 (``smudge_racily_clean``), whatever the operation.
@@ -25,16 +25,16 @@ from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, STAT_DATA, Entry, is_racy_stat, racy_from
-from .index_file import CE_VALID
-from .plan import type_matches, worktree_matches
+from .plan import type_matches, vouched_for, worktree_matches
 
 __all__ = ["fresh_test", "is_fresh", "refresh_entries", "refreshable", "smudge_racily_clean"]
 
 
 def refreshable(e: Entry) -> bool:
-    """Whether refresh looks at ``e`` at all: not a gitlink, not CE_VALID
-    (assume-unchanged, which the user vouches for)."""
-    return e.mode != S_IFGITLINK and not e.flags & CE_VALID
+    """Whether refresh looks at ``e`` at all: not a gitlink, not an entry
+    the user vouches for (``plan.vouched_for``: CE_VALID, skip-worktree),
+    whose stat data refresh leaves as they are."""
+    return e.mode != S_IFGITLINK and not vouched_for(e)
 
 
 def _stat_ok(e: Entry, st: os.stat_result, core: CoreSettings) -> bool:
@@ -89,6 +89,8 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
     fresh = fresh_test(racy_timestamp_ns, core)
     for path, e in entries.items():
         if e.uptodate or not refreshable(e):
+            if e.mode != S_IFGITLINK:
+                e.uptodate = True  # refresh_cache_ent: the user's word, marked up to date without a look
             continue
         try:
             st = os.lstat(top + path)

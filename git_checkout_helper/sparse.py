@@ -88,6 +88,10 @@ class SparseCheckout:
             d = d[:d.rfind(b"/")] if b"/" in d else b""
         return False
 
+    def excludes(self, path: bytes) -> bool:
+        """Is ``path`` (a file) outside the patterns (``CE_NEW_SKIP_WORKTREE``)?"""
+        return not self.included(path)
+
     def included(self, path: bytes) -> bool:
         """Is ``path`` (a file) inside the patterns?"""
         if self.recursive is not None:
@@ -141,6 +145,10 @@ def load_sparse_checkout(config, gitdir: str) -> SparseCheckout | None:
 
 NOT_UPTODATE = "The following paths are not up to date and were left despite sparse patterns:"
 ALREADY_PRESENT = "The following paths were already present and thus not updated despite sparse patterns:"
+#: The same as a merge without porcelain messages (``checkout -f``'s
+#: ``reset_tree``) says them: an error line a path, as it is met.
+PLUMBING = {NOT_UPTODATE: "Path '%s' not uptodate; will not remove from working tree.",
+            ALREADY_PRESENT: "Path '%s' already present; will not overwrite with sparse update."}
 
 
 def apply_sparse_checkout(
@@ -149,9 +157,11 @@ def apply_sparse_checkout(
     sparse: SparseCheckout,
     top: bytes,
     clean: Callable[[Entry, os.stat_result], bool],
+    plumbing: bool = False,
 ) -> str:
     """Apply the patterns to ``plan`` (entries, write, remove) in place;
-    returns git's warnings (``display_warning_msgs``), or "".
+    returns git's warnings (``display_warning_msgs``), or "";
+    ``plumbing``: as :data:`PLUMBING` lines instead, in index order.
 
     ``clean(entry, st)``: the file matches the entry (``verify_uptodate``).
     """
@@ -199,8 +209,22 @@ def apply_sparse_checkout(
                 present.append(path)
             else:
                 writing[path] = e
+    for path in remove:
+        # A leaving entry that leaves the patterns too is checked as well,
+        # and removed whatever the check says (its CE_WT_REMOVE stays).
+        o = old.get(path)
+        if o is not None and sparse.excludes(path):
+            try:
+                st = os.lstat(top + path)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if not clean(o, st):
+                not_uptodate.append(path)
     plan.write = [writing[p] for p in sorted(writing)]
     plan.remove = sorted(set(remove) | set(extra_remove))
+    if plumbing:
+        said = sorted([(p, NOT_UPTODATE) for p in not_uptodate] + [(p, ALREADY_PRESENT) for p in present])
+        return "".join(f"error: {PLUMBING[msg] % p.decode('utf-8', 'surrogateescape')}\n" for p, msg in said)
     out = []
     for msg, paths in ((NOT_UPTODATE, not_uptodate), (ALREADY_PRESENT, present)):
         if paths:

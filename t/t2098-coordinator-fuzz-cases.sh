@@ -41,7 +41,7 @@ fuzz_case() {
 	{ (cd $name.git && eval "git $gitargs") >/dev/null 2>err.git; echo $? >rc.git; } &&
 	{ grep -E "^(error|fatal):|no checkout\$" err.git | head -1 >first.git || :; } &&
 	worktree_manifest $name.git >wt.git &&
-	git -C $name.git ls-files -s >idx.git &&
+	git -C $name.git ls-files -s -v >idx.git &&
 	git -C $name.git diff-files --name-status >df.git &&
 	racy_paths $name.git >racypaths.git.lst &&
 	for j in 1 2 3
@@ -54,7 +54,7 @@ fuzz_case() {
 		test_cmp first.git first.ours &&
 		worktree_manifest $name.ours >wt.ours &&
 		test_cmp wt.git wt.ours &&
-		git -C $name.ours ls-files -s >idx.ours &&
+		git -C $name.ours ls-files -s -v >idx.ours &&
 		test_cmp idx.git idx.ours &&
 		git -C $name.ours diff-files --name-status >df.ours &&
 		racy_paths $name.ours >racypaths.ours.lst &&
@@ -476,6 +476,133 @@ test_expect_success 'a file where an ignored or a missing directory is: an entry
 	dir_to_file gone-staged "echo s >docs/util.c && git add docs/util.c && rm -rf docs" &&
 	dir_to_file ignored-staged "echo docs/ >.git/info/exclude && echo s >docs/util.c && git add -f docs/util.c" &&
 	dir_to_file ignored "echo docs/ >.git/info/exclude"
+'
+
+# vouched <name> <flag>: a repository whose file v is marked <flag>
+# (--assume-unchanged or --skip-worktree) and then touched (stat data that
+# no longer match: git's verify_uptodate looks at such a file anyway);
+# branch "changed" changes v, "gone" deletes it, "same" changes only w.
+vouched() {
+	git init -q $1 && (
+		cd $1 && echo v >v && echo w >w && git add . && git commit -qm one &&
+		git checkout -q -b changed && echo v2 >v && git commit -qam two &&
+		git checkout -q -b gone main && git rm -q v && git commit -qm three &&
+		git checkout -q -b same main && echo w2 >w && git commit -qam four &&
+		git checkout -q main && git update-index $2 v && touch -d "2030-01-01" v
+	)
+}
+
+test_expect_success 'a file the user vouched for is still checked before a switch replaces or removes it' '
+	for flag in --assume-unchanged --skip-worktree
+	do
+		rm -rf vouch* &&
+		vouched vouch $flag &&
+		fuzz_case vouch "checkout changed" changed &&
+		echo 1 >expect && test_cmp expect rc.ours &&
+		fuzz_case vouch "checkout gone" gone &&
+		echo 1 >expect && test_cmp expect rc.ours &&
+		fuzz_case vouch "checkout same" same &&
+		echo 0 >expect && test_cmp expect rc.ours || return 1
+	done
+'
+
+test_expect_success '-f stops at a vouched-for file it would replace or remove, as git: nothing touched' '
+	for flag in --assume-unchanged --skip-worktree
+	do
+		rm -rf vouch* &&
+		vouched vouch $flag &&
+		fuzz_case vouch "checkout -f changed" "-f changed" &&
+		echo 128 >expect && test_cmp expect rc.ours &&
+		echo "error: Entry '"'"'v'"'"' not uptodate. Cannot merge." >expect && test_cmp expect first.ours &&
+		fuzz_case vouch "checkout -f gone" "-f gone" &&
+		echo 128 >expect && test_cmp expect rc.ours || return 1
+	done
+'
+
+test_expect_success '-f keeps an assume-unchanged entry it rewrites, and a skip-worktree entry it keeps, flagged' '
+	for flag in --assume-unchanged --skip-worktree
+	do
+		rm -rf vouch* &&
+		vouched vouch $flag && rm vouch/v &&
+		fuzz_case vouch "checkout -f same" "-f same" &&
+		git -C vouch.ours ls-files -v v >actual &&
+		case $flag in --skip-worktree) echo "S v" ;; *) echo "h v" ;; esac >expect &&
+		test_cmp expect actual || return 1
+	done
+'
+
+test_expect_success 'a skip-worktree entry the target changes stays skip-worktree (the file written), as in git' '
+	rm -rf vouch* &&
+	vouched vouch --skip-worktree && rm vouch/v &&
+	fuzz_case vouch "checkout changed" changed &&
+	git -C vouch.ours ls-files -v v >actual && echo "S v" >expect && test_cmp expect actual &&
+	fuzz_case vouch "checkout -f changed" "-f changed"
+'
+
+test_expect_success 'feature.manyFiles: the checkout adds an untracked cache, as git does' '
+	git init -q many && (
+		cd many && echo a >a && git add . && git commit -qm one && git checkout -q -b other &&
+		echo b >b && git add . && git commit -qm two && git checkout -q main &&
+		git config feature.manyFiles true
+	) &&
+	fuzz_case many "checkout other" other &&
+	grep -q UNTR many.git/.git/index && grep -q UNTR many.ours/.git/index
+'
+
+# outside <name>: an assume-unchanged file d/x the sparse-checkout patterns
+# written since leave out (the index not yet reapplied), its stat data gone
+# stale; branch "other" changes only a.txt, "more" adds d/new, "gone" deletes d/x.
+outside() {
+	git init -q $1 && (
+		cd $1 && mkdir d && echo a >a.txt && echo x >d/x && git add . && git commit -qm one &&
+		git checkout -q -b other && echo a2 >a.txt && git commit -qam two &&
+		git checkout -q -b more main && echo n >d/new && git add d/new && git commit -qm three &&
+		git checkout -q -b gone main && git rm -q d/x && git commit -qm four &&
+		git checkout -q main && git config core.sparseCheckout true &&
+		printf "/*\n!/d/\n" >.git/info/sparse-checkout &&
+		git update-index --assume-unchanged d/x && touch -d "2030-01-01" d/x
+	)
+}
+
+test_expect_success 'sparse checkout: a file leaving the patterns is kept when its stat data differ, as git' '
+	outside sparse &&
+	fuzz_case sparse "checkout other" other &&
+	test_path_is_file sparse.ours/d/x &&
+	test_grep "not up to date and were left despite sparse patterns" err.ours
+'
+
+test_expect_success '-f removing a stale file that leaves the patterns: git says so on an error line, exits 0' '
+	rm -rf sparse* && outside sparse && git -C sparse update-index --no-assume-unchanged d/x &&
+	fuzz_case sparse "checkout -f gone" "-f gone" &&
+	echo "error: Path '"'"'d/x'"'"' not uptodate; will not remove from working tree." >expect &&
+	test_cmp expect first.ours && echo 0 >expect && test_cmp expect rc.ours &&
+	test_path_is_missing sparse.ours/d/x &&
+	fuzz_case sparse "checkout -f other" "-f other"
+'
+
+test_expect_success 'outside the patterns, only a skip-worktree entry escapes the check of its file' '
+	rm -rf sparse* && outside sparse &&
+	fuzz_case sparse "checkout -f gone" "-f gone" &&
+	echo 128 >expect && test_cmp expect rc.ours &&
+	fuzz_case sparse "checkout gone" gone &&
+	echo 1 >expect && test_cmp expect rc.ours &&
+	(cd sparse && git update-index --no-assume-unchanged d/x && git update-index -q --refresh &&
+	 git sparse-checkout reapply && git config sparse.expectFilesOutsideOfPatterns true &&
+	 mkdir d && echo mine >d/x && touch -d "2030-01-01" d/x) &&
+	fuzz_case sparse "checkout -f gone" "-f gone" &&
+	echo 0 >expect && test_cmp expect rc.ours && test_path_is_file sparse.ours/d/x &&
+	# (a switch: git removes the file, which holds what no commit has; ours keeps it)
+	git -C sparse parallel-checkout -q gone && echo mine >expect && test_cmp expect sparse/d/x
+'
+
+test_expect_success 'sparse checkout: a new path outside the patterns is not written, so nothing in its way is refused' '
+	rm -rf sparse* && outside sparse && (
+		cd sparse && git update-index --no-assume-unchanged d/x && git update-index -q --refresh &&
+		git sparse-checkout reapply && ln -s nowhere d
+	) &&
+	fuzz_case sparse "checkout more" more &&
+	echo 0 >expect && test_cmp expect rc.ours &&
+	test -h sparse.ours/d
 '
 
 specs_cases() {

@@ -11,6 +11,7 @@ import os
 import pytest
 
 from git_checkout_helper.index import STAT_DATA, Entry
+from git_checkout_helper.oneway import plan_reset
 from git_checkout_helper.plan import (
     ERROR_NOT_UPTODATE_DIR,
     ERROR_WOULD_LOSE_UNTRACKED,
@@ -18,7 +19,6 @@ from git_checkout_helper.plan import (
     HINT_COMMIT_OR_STASH,
     PlanError,
     blob_hash,
-    plan_reset,
     plan_switch,
     worktree_matches,
 )

@@ -346,7 +346,8 @@ class SubmoduleMoves:
             del self.moves[move.path]
 
     def _prepare(self, move: Move) -> None:
-        from ..plan import PlanError, plan_reset, plan_switch
+        from ..oneway import plan_reset
+        from ..plan import PlanError, plan_switch
         from ..record import replace
 
         path, parent = move.path, self.co
@@ -400,7 +401,7 @@ class SubmoduleMoves:
         if move.absorb and nested.moves:
             self._unsupported(path, "keeps its git directory in its work tree and has submodules to move")
         co.submodules = nested if nested.moves else None
-        apply_sparse(co, plan, old.entries)
+        apply_sparse(co, plan, old.entries, sub.sparse_checkout())
         move.co, move.old, move.plan, move.target, move.nested = co, old, plan, target, nested
 
     def _refuse_untracked(self, move: Move, sub: Repository, index: dict[bytes, Entry]) -> None:

@@ -14,7 +14,8 @@ from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
 from ..index_file import CE_INTENT_TO_ADD
 from ..objects import Commit
-from ..plan import Plan, PlanError, _mode_of, plan_reset, plan_switch, worktree_matches
+from ..oneway import plan_reset
+from ..plan import Plan, PlanError, _mode_of, plan_switch, worktree_matches
 from ..preload import Preload, workers_for
 from ..refresh import refresh_entries
 from ..repository import EMPTY, Repository, TreeFiles
@@ -86,8 +87,7 @@ def run_checkout(
         index_is_head = _index_is_head(repo, old, head_commit) if ahead is not None and not reset else None  # (meanwhile)
         got = ahead.result() if ahead is not None else None
         target, hostile = got if got is not None else (repo.tree_of(commit), None)
-        # checkout_branch: a branch another worktree has checked out is not
-        # switched to (unless detaching, or creating a branch: -B checks its own).
+        # checkout_branch: not to a branch another worktree has out (unless detaching or creating: -B checks).
         creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
         if (branch is not None and remote_ref is None and clone is None and (rev is not None or switch is not None)
                 and not opts.ignore_other_worktrees and branch != old_branch and not creating):
@@ -96,14 +96,15 @@ def run_checkout(
         co.setup_attributes(target, old.entries)
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
         try:
-            plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head, keep_head=recurse)
+            plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head, keep_head=recurse,
+                                sparse=(sparse := repo.sparse_checkout()))
         except PlanError as e:
             if not recurse:
                 raise
             _plan_submodules(co, reset, old, head_commit, target, e)  # raises, with both refusals
         if recurse:
             co.submodules = _plan_submodules(co, reset, old, head_commit, target, None)
-        sparse_warnings = apply_sparse(co, plan, old.entries)
+        sparse_warnings = apply_sparse(co, plan, old.entries, sparse, plumbing=reset)  # (reset_tree: no porcelain)
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
         else:  # (submodule moves may change the plan after the files are written)
@@ -169,18 +170,23 @@ def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preloa
 
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
-                 preload: Preload | None = None, index_is_head: bool | None = None, keep_head: bool = False
-                 ) -> Plan:
+                 preload: Preload | None = None, index_is_head: bool | None = None, keep_head: bool = False,
+                 sparse=None) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
     a twoway merge from HEAD (``index_is_head``: :func:`_index_is_head`,
     when already asked). HEAD's files, read for this merge alone, are let
     go after it (:meth:`Repository.release_tree`) unless ``keep_head``
-    (submodule moves are planned from them next)."""
+    (submodule moves are planned from them next). ``sparse``: the sparse
+    checkout's patterns (paths outside them are not written, so nothing
+    in their way is checked: ``CE_NEW_SKIP_WORKTREE``)."""
     repo, top = co.repo, co.top
     if reset:
-        return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                          core=co.core, to_git=co.to_git)
+        try:
+            return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
+                              core=co.core, to_git=co.to_git, outside=None if sparse is None else sparse.excludes)
+        except PlanError as e:  # reset_tree: unpack_trees' one error, then 128
+            raise CheckoutError(e.first_plumbing_error(), 128) from None
     # No index file yet (``clone -n``, unborn branch): git's
     # initial_checkout, every entry new, untracked files protected.
     unborn = not old.entries and not old.mtime_ns
@@ -194,7 +200,7 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                       refreshed=True, io=co.io())
+                       refreshed=True, io=co.io(), outside=None if sparse is None else sparse.excludes)
     if head is not None and head.tree_id not in (None, target.tree_id) and not keep_head:
         repo.release_tree(head)
     return plan

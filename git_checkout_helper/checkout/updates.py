@@ -49,10 +49,11 @@ from ..iopool import (
     remove_emptied_dirs,
     rmdir_ok,
 )
-from ..plan import Plan, invalid_paths, worktree_matches
+from ..plan import Plan, worktree_matches
 from ..progress import Progress
 from ..refresh import smudge_racily_clean
 from ..repository import Repository, TreeFiles
+from ..verify_path import invalid_paths
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue

@@ -1,0 +1,99 @@
+"""``oneway_merge``: the plan of a checkout that takes the target whatever
+is there (``checkout -f``, a clone's checkout, a forced submodule update).
+
+Kept apart from :mod:`plan`'s two-way merge, whose checks it shares
+(:func:`plan.worktree_matches`, :func:`plan.vouched_for`): a oneway merge
+keeps what already matches and rewrites the rest, refusing only where git's
+``verify_uptodate`` does, for the files the user vouched for.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections.abc import Callable
+
+from .coresettings import DEFAULT_CORE, CoreSettings
+from .index import S_IFGITLINK, Entry
+from .index_file import CE_SKIP_WORKTREE, CE_VALID
+from .plan import (
+    ERROR_WOULD_OVERWRITE,
+    Plan,
+    PlanError,
+    _changed_file,
+    _entry,
+    _stays_outside,
+    _Worktree,
+    entry_differs,
+    vouched_for,
+    worktree_matches,
+)
+from .repository import TreeFiles
+
+__all__ = ["plan_reset", "reset_needs_update"]
+
+
+def reset_needs_update(e: Entry, st: os.stat_result | None, full: bytes, hash_name: str,
+                       to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
+                       to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+                       core: CoreSettings = DEFAULT_CORE) -> bool:
+    """``oneway_merge``'s ``ie_match_stat`` for an entry the target keeps:
+    rewritten unless its stat data (type, exec bit, times, inode, size)
+    still match, and, when racy, its content too."""
+    if st is None:
+        return True
+    if e.mode == S_IFGITLINK:
+        return not stat_mod.S_ISDIR(st.st_mode)
+    if not e.stat_matches(st, core.check_stat, core.trust_ctime) or not (e.size or not st.st_size):
+        return True
+    return not worktree_matches(e, full, st, hash_name, to_worktree, racy_timestamp_ns, core, to_git)
+
+
+def plan_reset(
+    target: TreeFiles,
+    old: dict[bytes, Entry],
+    top: bytes,
+    hash_name: str,
+    to_worktree: Callable[[Entry], bytes | None],
+    racy_timestamp_ns: int,
+    core: CoreSettings = DEFAULT_CORE,
+    to_git: Callable[[Entry, bytes], bytes | None] | None = None,
+    outside: Callable[[bytes], bool] | None = None,
+) -> Plan:
+    """``oneway_merge`` (``checkout -f``, clone): the target, whatever is there.
+
+    Entries whose index entry and file already match the target are kept
+    as they are (no rewrite, like git), and so is a skip-worktree entry the
+    target holds alike; everything else is written (keeping the old entry's
+    skip-worktree bit: ``merged_entry``), and tracked files that leave are
+    removed. An entry the user vouched for (:func:`vouched_for`) to be
+    replaced or removed must match its file (unless :func:`_stays_outside`):
+    PlanError for the first that does not, in index order, where git stops.
+    """
+    plan = Plan()
+    wt = _Worktree(top)
+    tf = target.files
+    vouched = [p for p, e in old.items() if vouched_for(e) and entry_differs(e, tf.get(p))
+               and not _stays_outside(e, outside)]
+    if vouched:
+        changed = [p for p in vouched if _changed_file(old[p], wt, top, hash_name, to_worktree,
+                                                         racy_timestamp_ns, core, to_git)]
+        if changed:
+            raise PlanError([(ERROR_WOULD_OVERWRITE, [min(changed)])], ["not_uptodate"])
+    for path in sorted(tf):
+        e = _entry(path, tf[path])
+        cur = old.get(path)
+        if cur is not None and cur.same_object(e):
+            if cur.extended_flags & CE_SKIP_WORKTREE or not reset_needs_update(
+                    cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns, to_git, core):
+                plan.entries[path] = cur
+                continue
+            e.flags = cur.flags & CE_VALID  # (the old entry, rewritten: add_entry keeps its flags)
+        elif cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
+            e.extended_flags = CE_SKIP_WORKTREE
+        plan.entries[path] = e
+        plan.write.append(e)
+    for path in old:
+        if path not in tf:
+            plan.remove.append(path)
+    return plan
