@@ -151,7 +151,7 @@ class IgnoreRules:
         basename = path[slash + 1:]
         d = path[:slash] if slash != -1 else b""
         while True:
-            hit = self._last(self._list_of(d), path, basename, is_dir)
+            hit = self.last_match(self._list_of(d), path, basename, is_dir)
             if hit is not None:
                 return hit
             if not d:
@@ -159,13 +159,15 @@ class IgnoreRules:
             slash = d.rfind(b"/")
             d = d[:slash] if slash != -1 else b""
         for lst in reversed(self.files):
-            hit = self._last(lst, path, basename, is_dir)
+            hit = self.last_match(lst, path, basename, is_dir)
             if hit is not None:
                 return hit
         return None
 
     @staticmethod
-    def _last(lst: list[_Pattern], path: bytes, basename: bytes, is_dir: bool) -> bool | None:
+    def last_match(lst: list[_Pattern], path: bytes, basename: bytes, is_dir: bool) -> bool | None:
+        """``last_matching_pattern_from_list``: True when the last pattern of
+        ``lst`` that matches is positive, False when negative, None when none does."""
         for p in reversed(lst):
             if p.mustbedir and not is_dir:
                 continue

@@ -50,9 +50,9 @@ class SparseCheckout:
         if cone:
             self._parse_cone(lines)
         if self.recursive is None:
-            from dulwich.ignore import IgnoreFilter
+            from .ignore import parse_patterns
 
-            self.filter = IgnoreFilter(lines)
+            self.patterns = parse_patterns(b"\n".join(lines), b"")
 
     def _parse_cone(self, lines: list[bytes]) -> None:
         """``add_pattern_to_hashsets``: ``/*``, ``!/*/``, ``/d/``, ``!/d/*/``
@@ -110,16 +110,16 @@ class SparseCheckout:
                 slash = d.rfind(b"/")
             return False
         # clear_ce_flags_dir / clear_ce_flags_1: each leading directory's
-        # decision is the default for what it holds.
+        # decision is the default for what it holds; a pattern ending in "/"
+        # matches a directory only, never the file below it.
+        from .ignore import IgnoreRules
+
         result = False
         parts = path.split(b"/")
         for i in range(1, len(parts) + 1):
-            sub = b"/".join(parts[:i]) + (b"/" if i < len(parts) else b"")
-            last = None
-            for pat in self.filter.find_matching(sub):
-                last = pat
-            if last is not None:
-                result = last.is_exclude
+            hit = IgnoreRules.last_match(self.patterns, b"/".join(parts[:i]), parts[i - 1], i < len(parts))
+            if hit is not None:
+                result = hit
         return result
 
 

@@ -131,6 +131,29 @@ def test_bad_cone_file_falls_back_to_patterns():
     assert s.included(b"x/y.txt") and s.included(b"top") and not s.included(b"x/y")
 
 
+NON_CONE_SETS = [["d/", "!/d/"], ["/*", "!c"], ["*.txt", "!*.o"], ["src/"], ["/*", "!/d/", "/d/c"], ["d", "!d/c"],
+                 ["!e/", "d/"]]
+
+
+def test_non_cone_matching_as_git(tmp_path, env):
+    """What git's ``sparse-checkout set --no-cone`` leaves in: a pattern
+    ending in "/" matches a directory, never a file below it, and a file
+    no pattern matches takes its directory's verdict."""
+    paths = ["a", "a.txt", "c", "d/c", "d/e/f", "d/ign1", "d/x.o", "d/y.txt", "src/a", "x/src/b", "z"]
+    repo = tmp_path / "repo"
+    for p in paths:
+        (repo / p).parent.mkdir(parents=True, exist_ok=True)
+        (repo / p).write_text(p)
+    git(repo, "init", "-q", env=env)
+    git(repo, "add", ".", env=env)
+    git(repo, "commit", "-qm", "x", env=env)
+    for patterns in NON_CONE_SETS:
+        git(repo, "sparse-checkout", "set", "--no-cone", "--", *patterns, env=env)
+        theirs = git(repo, "ls-files", "-t", env=env).decode().splitlines()
+        s = SparseCheckout([p.encode() for p in patterns], cone=False)
+        assert [("H " if s.included(p.encode()) else "S ") + p for p in paths] == theirs, patterns
+
+
 @pytest.mark.parametrize("sparse_index", [False, True])
 @pytest.mark.parametrize("op", ["far-switch", "force"])
 def test_sparse_checkout_command_twins(tmp_path, env, op, sparse_index):
