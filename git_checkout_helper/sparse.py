@@ -210,16 +210,17 @@ def apply_sparse_checkout(
             else:
                 writing[path] = e
     for path in remove:
-        # A leaving entry that leaves the patterns too is checked as well,
-        # and removed whatever the check says (its CE_WT_REMOVE stays).
-        o = old.get(path)
-        if o is not None and sparse.excludes(path):
+        # A leaving entry outside the patterns is "not uptodate" whenever its
+        # file is there (ce_match_stat_basic: a CE_REMOVE entry never
+        # matches), and removed all the same (its CE_WT_REMOVE stays).
+        if path in old and sparse.excludes(path):
             try:
-                st = os.lstat(top + path)
-            except (FileNotFoundError, NotADirectoryError):
+                os.lstat(top + path)
+            except FileNotFoundError:
                 continue
-            if not clean(o, st):
-                not_uptodate.append(path)
+            except OSError:
+                pass
+            not_uptodate.append(path)
     plan.write = [writing[p] for p in sorted(writing)]
     plan.remove = sorted(set(remove) | set(extra_remove))
     if plumbing:

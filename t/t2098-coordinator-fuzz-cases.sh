@@ -580,6 +580,16 @@ test_expect_success '-f removing a stale file that leaves the patterns: git says
 	fuzz_case sparse "checkout -f other" "-f other"
 '
 
+test_expect_success 'a clean file that leaves, outside the patterns: git still says it is not up to date' '
+	rm -rf sparse* && outside sparse &&
+	git -C sparse update-index --no-assume-unchanged d/x && git -C sparse update-index -q --refresh &&
+	fuzz_case sparse "checkout -f gone" "-f gone" &&
+	echo "error: Path '"'"'d/x'"'"' not uptodate; will not remove from working tree." >expect &&
+	test_cmp expect first.ours && test_path_is_missing sparse.ours/d/x &&
+	fuzz_case sparse "checkout gone" gone &&
+	test_grep "not up to date and were left despite sparse patterns" err.ours
+'
+
 test_expect_success 'outside the patterns, only a skip-worktree entry escapes the check of its file' '
 	rm -rf sparse* && outside sparse &&
 	fuzz_case sparse "checkout -f gone" "-f gone" &&
