@@ -189,16 +189,17 @@ def apply_sparse_checkout(
         if was and new:
             writing.pop(path, None)
         elif not was and new:
-            if path in writing:
+            if path in writing:  # (CE_UPDATE: no check) CE_WT_REMOVE, its emptied directories with it
                 del writing[path]
-                if os.path.lexists(top + path):
-                    extra_remove.append(path)
+                extra_remove.append(path)
                 continue
             try:
                 st = os.lstat(top + path)
-            except (FileNotFoundError, NotADirectoryError):
+            except FileNotFoundError:
                 continue
-            if o is not None and not clean(o, st):
+            except NotADirectoryError:
+                st = None  # verify_uptodate_1: only ENOENT is no change
+            if o is not None and (st is None or not clean(o, st)):
                 e.extended_flags &= ~CE_SKIP_WORKTREE
                 not_uptodate.append(path)
             else:

@@ -590,6 +590,21 @@ test_expect_success 'a clean file that leaves, outside the patterns: git still s
 	test_grep "not up to date and were left despite sparse patterns" err.ours
 '
 
+test_expect_success 'a file leaving the patterns that is already gone: its emptied directory goes too' '
+	rm -rf sparse* && outside sparse &&
+	(cd sparse && git update-index --no-assume-unchanged d/x && rm d/x) &&
+	fuzz_case sparse "checkout -f main" "-f main" &&
+	test_path_is_missing sparse.ours/d
+'
+
+test_expect_success 'a file leaving the patterns below a user file where its directory was is not up to date' '
+	rm -rf sparse* && outside sparse &&
+	(cd sparse && git update-index --no-assume-unchanged d/x && rm -r d && echo mine >d) &&
+	fuzz_case sparse "checkout main" main &&
+	git -C sparse.ours ls-files -v d/x >actual && echo "H d/x" >expect && test_cmp expect actual &&
+	echo mine >expect && test_cmp expect sparse.ours/d
+'
+
 test_expect_success 'outside the patterns, only a skip-worktree entry escapes the check of its file' '
 	rm -rf sparse* && outside sparse &&
 	fuzz_case sparse "checkout -f gone" "-f gone" &&
