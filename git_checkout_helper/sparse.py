@@ -196,6 +196,7 @@ def apply_sparse_checkout(
             try:
                 st = os.lstat(top + path)
             except FileNotFoundError:
+                extra_remove.append(path)  # (nothing to unlink; its emptied directories go)
                 continue
             except NotADirectoryError:
                 st = None  # verify_uptodate_1: only ENOENT is no change

@@ -594,6 +594,8 @@ test_expect_success 'a file leaving the patterns that is already gone: its empti
 	rm -rf sparse* && outside sparse &&
 	(cd sparse && git update-index --no-assume-unchanged d/x && rm d/x) &&
 	fuzz_case sparse "checkout -f main" "-f main" &&
+	test_path_is_missing sparse.ours/d &&
+	fuzz_case sparse "checkout --detach main" "--detach main" &&
 	test_path_is_missing sparse.ours/d
 '
 
