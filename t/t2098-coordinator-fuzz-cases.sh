@@ -607,6 +607,17 @@ test_expect_success 'a file leaving the patterns below a user file where its dir
 	echo mine >expect && test_cmp expect sparse.ours/d
 '
 
+test_expect_success 'cone mode: paths restored outside the cone take no attributes from the index' '
+	git init -q coneattr && (
+		cd coneattr && mkdir c && echo c >c/f && git add . && git commit -qm one &&
+		git checkout -q -b other && mkdir src && printf "y eol=crlf\n" >src/.gitattributes &&
+		echo hello >src/y && git add . && git commit -qm two && git checkout -q main &&
+		git sparse-checkout set c
+	) &&
+	fuzz_case coneattr "checkout other -- src" "other -- src" &&
+	echo hello >expect && test_cmp expect coneattr.ours/src/y
+'
+
 test_expect_success 'outside the patterns, only a skip-worktree entry escapes the check of its file' '
 	rm -rf sparse* && outside sparse &&
 	fuzz_case sparse "checkout -f gone" "-f gone" &&

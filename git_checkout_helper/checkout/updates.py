@@ -152,11 +152,18 @@ class Checkout(ParallelCheckout):
         ``GIT_ATTR_CHECKIN``): the work tree's file first, then ``index``,
         except in the directories of ``rewritten`` (``attr_dirs_rewritten``),
         whose tracked file git unlinks before it first reads them.
+        In a cone-mode sparse checkout, a ``.gitattributes`` outside the cone
+        is not read from the index, nor from ``tree`` (``read_attr_from_index``:
+        not ``path_in_cone_mode_sparse_checkout``); only the work tree's counts.
         """
         name = attributes_path
+        sparse = self.repo.sparse_checkout()
+        outside = sparse.excludes if sparse is not None and sparse.recursive is not None else None
 
         def lookup(d: bytes):
             p = name(d)
+            if outside is not None and outside(p):
+                return None
             if tree is not None:
                 return tree.attributes.get(p)
             e = index.get(p)
