@@ -607,6 +607,17 @@ test_expect_success 'a file leaving the patterns below a user file where its dir
 	echo mine >expect && test_cmp expect sparse.ours/d
 '
 
+test_expect_success 'an untracked file where a sparse checkout adds a path is refused, not overwritten (git overwrites it)' '
+	git init -q sparseadd && (
+		cd sparseadd && mkdir c && echo c >c/f && git add . && git commit -qm one &&
+		git checkout -q -b other && echo new >top && git add top && git commit -qm two &&
+		git checkout -q main && git sparse-checkout set c && echo mine >top
+	) &&
+	test_must_fail git -C sparseadd parallel-checkout -q other 2>err &&
+	test_grep "untracked working tree files would be overwritten" err &&
+	echo mine >expect && test_cmp expect sparseadd/top
+'
+
 test_expect_success 'cone mode: paths restored outside the cone take no attributes from the index' '
 	git init -q coneattr && (
 		cd coneattr && mkdir c && echo c >c/f && git add . && git commit -qm one &&
