@@ -181,10 +181,11 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     checkout's patterns (paths outside them are not written, so nothing
     in their way is checked: ``CE_NEW_SKIP_WORKTREE``)."""
     repo, top = co.repo, co.top
+    outside = None if sparse is None else sparse.excludes
     if reset:
         try:
             return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                              core=co.core, to_git=co.to_git, outside=None if sparse is None else sparse.excludes)
+                              core=co.core, to_git=co.to_git, outside=outside)
         except PlanError as e:  # reset_tree: unpack_trees' one error, then 128
             raise CheckoutError(e.first_plumbing_error(), 128) from None
     # No index file yet (``clone -n``, unborn branch): git's
@@ -200,7 +201,7 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                        repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                        core=co.core, to_git=co.to_git,
                        ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                       refreshed=True, io=co.io(), outside=None if sparse is None else sparse.excludes)
+                       refreshed=True, io=co.io(), outside=outside)
     if head is not None and head.tree_id not in (None, target.tree_id) and not keep_head:
         repo.release_tree(head)
     return plan

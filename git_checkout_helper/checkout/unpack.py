@@ -67,8 +67,8 @@ def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry], sparse, plum
     patterns, or None); git's warnings (``plumbing``: a ``-f`` checkout's
     error lines). A file is up to date by ``ie_match_stat`` alone
     (``verify_uptodate_sparse``): stat data that differ mean changed, its
-    content looked at only when racy; an assume-unchanged entry's stat
-    data, which refresh leaves, then keep its file."""
+    content looked at only when racy; so an assume-unchanged file whose
+    stat data refresh left as they were is kept, as git keeps it."""
     from ..sparse import apply_sparse_checkout
 
     if sparse is None:

@@ -152,9 +152,8 @@ class Checkout(ParallelCheckout):
         ``GIT_ATTR_CHECKIN``): the work tree's file first, then ``index``,
         except in the directories of ``rewritten`` (``attr_dirs_rewritten``),
         whose tracked file git unlinks before it first reads them.
-        In a cone-mode sparse checkout, a ``.gitattributes`` outside the cone
-        is not read from the index, nor from ``tree`` (``read_attr_from_index``:
-        not ``path_in_cone_mode_sparse_checkout``); only the work tree's counts.
+        In a cone-mode sparse checkout a ``.gitattributes`` outside the cone is
+        read from the work tree only (``read_attr_from_index`` skips it).
         """
         name = attributes_path
         sparse = self.repo.sparse_checkout()
