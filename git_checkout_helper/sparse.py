@@ -145,10 +145,9 @@ def load_sparse_checkout(config, gitdir: str) -> SparseCheckout | None:
 
 NOT_UPTODATE = "The following paths are not up to date and were left despite sparse patterns:"
 ALREADY_PRESENT = "The following paths were already present and thus not updated despite sparse patterns:"
-#: The same as a merge without porcelain messages (``checkout -f``'s
-#: ``reset_tree``) says them: an error line a path, as it is met.
-PLUMBING = {NOT_UPTODATE: "Path '%s' not uptodate; will not remove from working tree.",
-            ALREADY_PRESENT: "Path '%s' already present; will not overwrite with sparse update."}
+#: :data:`NOT_UPTODATE` as a merge without porcelain messages (``checkout -f``'s
+#: ``reset_tree``) says it: an error line a path, as it is met.
+PLUMBING_NOT_UPTODATE = "Path '%s' not uptodate; will not remove from working tree."
 
 
 def apply_sparse_checkout(
@@ -157,11 +156,14 @@ def apply_sparse_checkout(
     sparse: SparseCheckout,
     top: bytes,
     clean: Callable[[Entry, os.stat_result], bool],
-    plumbing: bool = False,
+    reset: bool = False,
 ) -> str:
     """Apply the patterns to ``plan`` (entries, write, remove) in place;
     returns git's warnings (``display_warning_msgs``), or "";
-    ``plumbing``: as :data:`PLUMBING` lines instead, in index order.
+    ``reset``: a ``-f`` checkout (``reset_tree``), which says "not uptodate"
+    on :data:`PLUMBING_NOT_UPTODATE` lines instead, and overwrites what is
+    already present where a path comes into the patterns
+    (``UNPACK_RESET_OVERWRITE_UNTRACKED``: ``verify_absent`` lets it be).
 
     ``clean(entry, st)``: the file matches the entry (``verify_uptodate``).
     """
@@ -206,7 +208,7 @@ def apply_sparse_checkout(
             else:
                 extra_remove.append(path)
         elif was and not new:
-            if os.path.lexists(top + path):
+            if not reset and os.path.lexists(top + path):
                 writing.pop(path, None)
                 present.append(path)
             else:
@@ -225,9 +227,9 @@ def apply_sparse_checkout(
             not_uptodate.append(path)
     plan.write = [writing[p] for p in sorted(writing)]
     plan.remove = sorted(set(remove) | set(extra_remove))
-    if plumbing:
-        said = sorted([(p, NOT_UPTODATE) for p in not_uptodate] + [(p, ALREADY_PRESENT) for p in present])
-        return "".join(f"error: {PLUMBING[msg] % p.decode('utf-8', 'surrogateescape')}\n" for p, msg in said)
+    if reset:
+        return "".join(f"error: {PLUMBING_NOT_UPTODATE % p.decode('utf-8', 'surrogateescape')}\n"
+                       for p in sorted(not_uptodate))
     out = []
     for msg, paths in ((NOT_UPTODATE, not_uptodate), (ALREADY_PRESENT, present)):
         if paths:

@@ -618,6 +618,19 @@ test_expect_success 'an untracked file where a sparse checkout adds a path is re
 	echo mine >expect && test_cmp expect sparseadd/top
 '
 
+test_expect_success 'a path coming into the patterns over a file that is there: a switch keeps the file, -f writes over it' '
+	git init -q comein && (
+		cd comein && mkdir d && echo a >a && echo x >d/x && git add . && git commit -qm one &&
+		git sparse-checkout set --no-cone /a && git config sparse.expectFilesOutsideOfPatterns true &&
+		printf "/*\n" >.git/info/sparse-checkout && mkdir d && echo mine >d/x
+	) &&
+	fuzz_case comein "checkout main" main &&
+	echo mine >expect && test_cmp expect comein.ours/d/x &&
+	test_grep "already present and thus not updated" err.ours &&
+	fuzz_case comein "checkout -f main" "-f main" &&
+	echo x >expect && test_cmp expect comein.ours/d/x && ! grep -q "already present" err.ours
+'
+
 test_expect_success 'cone mode: paths restored outside the cone take no attributes from the index' '
 	git init -q coneattr && (
 		cd coneattr && mkdir c && echo c >c/f && git add . && git commit -qm one &&

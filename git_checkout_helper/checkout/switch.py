@@ -104,7 +104,7 @@ def run_checkout(
             _plan_submodules(co, reset, old, head_commit, target, e)  # raises, with both refusals
         if recurse:
             co.submodules = _plan_submodules(co, reset, old, head_commit, target, None)
-        sparse_warnings = apply_sparse(co, plan, old.entries, sparse, plumbing=reset)  # (reset_tree: no porcelain)
+        sparse_warnings = apply_sparse(co, plan, old.entries, sparse, reset=reset)
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
         else:  # (submodule moves may change the plan after the files are written)

@@ -62,20 +62,21 @@ def index_order(co: Checkout, plan: Plan, target: TreeFiles) -> tuple[list[Entry
     return entries, cache_tree(target, plan, co.repo, entries)
 
 
-def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry], sparse, plumbing: bool = False) -> str:
+def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry], sparse, reset: bool = False) -> str:
     """Sparse checkout over the plan (see :mod:`sparse`; ``sparse``: the
-    patterns, or None); git's warnings (``plumbing``: a ``-f`` checkout's
-    error lines). A file is up to date by ``ie_match_stat`` alone
-    (``verify_uptodate_sparse``): stat data that differ mean changed, its
-    content looked at only when racy; so an assume-unchanged file whose
-    stat data refresh left as they were is kept, as git keeps it."""
+    patterns, or None); git's warnings (``reset``: a ``-f`` checkout, see
+    :func:`sparse.apply_sparse_checkout`). A file is up to date by
+    ``ie_match_stat`` alone (``verify_uptodate_sparse``): stat data that
+    differ mean changed, its content looked at only when racy; so an
+    assume-unchanged file whose stat data refresh left as they were is
+    kept, as git keeps it."""
     from ..sparse import apply_sparse_checkout
 
     if sparse is None:
         return ""
     return apply_sparse_checkout(plan, old, sparse, co.top, lambda e, st: worktree_matches(
         e, co.top + e.name, st, co.repo.hash_name, co.to_worktree, 0, co.core, co.to_git, stat_only=True),
-        plumbing)
+        reset)
 
 
 def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[Entry]) -> bytes | None:
