@@ -60,6 +60,7 @@ class TreeFiles:
 
 
 EMPTY = TreeFiles({}, {}, None)
+_UNREAD = object()  # (Repository.sparse_checkout not asked yet)
 
 
 def _open_dulwich(dirs: GitDirs, store):
@@ -100,6 +101,7 @@ class Repository:
         self._dulwich = None
         self._refs = None
         self._trees: dict[bytes, TreeFiles] = {}
+        self._sparse = _UNREAD
         #: Where a partial clone's lazy fetch warns (a checkout sets its error
         #: stream: git's lazy fetch is a ``git fetch`` that ``-q`` does not quiet).
         self.fetch_warning: Callable[[str], None] | None = None
@@ -231,10 +233,14 @@ class Repository:
                                 lambda oid: self.read_tree(oid.hex().encode()).files)
 
     def sparse_checkout(self):
-        """The sparse-checkout patterns in effect (:func:`sparse.load_sparse_checkout`), or None."""
-        from .sparse import load_sparse_checkout
+        """The sparse-checkout patterns in effect (:func:`sparse.load_sparse_checkout`), or None.
+        Read once, as :attr:`config` is: a switch asks for them in its
+        attributes, its merge and its index write."""
+        if self._sparse is _UNREAD:
+            from .sparse import load_sparse_checkout
 
-        return load_sparse_checkout(self.config, self.dirs.gitdir)
+            self._sparse = load_sparse_checkout(self.config, self.dirs.gitdir)
+        return self._sparse
 
     def ensure_tree(self, oid: bytes, content: bytes) -> None:
         """Store tree ``oid`` unless the object store has it (a sparse index's directories)."""

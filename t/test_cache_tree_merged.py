@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import files_repo, git, isolate_api_env, run_git, twin_env
 
+from git_checkout_helper import sparse as sparse_mod
 from git_checkout_helper.checkout import unpack
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
@@ -103,10 +104,14 @@ def test_tree_as_git(src, tmp_path, monkeypatch, setup):
     cache_tree = unpack.cache_tree
     monkeypatch.setattr(unpack, "cache_tree", lambda target, plan, *a: merged.append(plan.merged)
                         or cache_tree(target, plan, *a))
+    loads = []  # the sparse-checkout patterns, read once for the whole switch (Repository.sparse_checkout)
+    load = sparse_mod.load_sparse_checkout
+    monkeypatch.setattr(sparse_mod, "load_sparse_checkout", lambda *a: loads.append(a) or load(*a))
     isolate_api_env(monkeypatch, env["HOME"])
     run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
                  CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=True), err=io.StringIO(),
                  out=io.StringIO())
+    assert len(loads) == 1
     run_git(theirs, "-c", "checkout.workers=2", "checkout", "-q", "other", env=env, check=True)
     assert _index(ours, env) == _index(theirs, env)
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"], ["diff-files"]):
