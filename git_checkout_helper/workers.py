@@ -56,6 +56,7 @@ from __future__ import annotations
 import os
 import selectors
 import signal
+import struct
 import sys
 import time
 from collections import deque
@@ -72,6 +73,7 @@ from .wire import (
     WireError,
     parse_result,
 )
+from .wrapper import unfix_mmap_threshold
 
 __all__ = ["AHEAD", "Chunker", "HelperPool", "PoolRun", "Results", "fork_child", "split_batches"]
 
@@ -96,6 +98,9 @@ class Results:
 
     __slots__ = ("status", "_stats")
     _RECORD = STAT_DATA
+    #: One item's packed stat data as one ``bytes``: unpacked from the buffer
+    #: in place (a copy of it first was 3.6 MB more at 100,000 items).
+    _WHOLE = struct.Struct(f"{STAT_DATA.size}s")
 
     def __init__(self, nr: int) -> None:
         self.status = bytearray(nr)
@@ -131,8 +136,7 @@ class Results:
 
     def all_stat_data(self) -> Iterator[bytes]:
         """:meth:`stat_data` of every item in id order (meaningful for the WRITTEN ones)."""
-        stats, size = bytes(self._stats), self._RECORD.size
-        return (stats[at : at + size] for at in range(0, len(stats), size))
+        return (record for record, in self._WHOLE.iter_unpack(self._stats))
 
 
 class _Helper:
@@ -271,13 +275,15 @@ def fork_child(child_handlers: dict) -> int:
     must never run the coordinator's handlers (they end in its cleanup, which
     removes index.lock), so the child's ``child_handlers`` (signal: handler)
     are set before the signals are let through again, in both processes. A
-    signal that came meanwhile is delivered then, to the handler now in place."""
+    signal that came meanwhile is delivered then, to the handler now in place.
+    The child's allocator adjusts itself again (:func:`wrapper.unfix_mmap_threshold`)."""
     held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         pid = os.fork()
         if pid == 0:
             for sig, handler in child_handlers.items():
                 signal.signal(sig, handler)
+            unfix_mmap_threshold()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return pid

@@ -338,6 +338,7 @@ def test_api_proves_each_path_valid_once(src, tmp_path, monkeypatch):
     real = updates.invalid_paths
 
     def counting(paths, *args, **kwargs):
+        paths = list(paths)  # (an iterable, maybe read once)
         seen.extend(paths)
         return real(paths, *args, **kwargs)
 
@@ -416,3 +417,4 @@ def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, mon
     assert git(ours, "ls-files", "-s", "-t").decode() == git(theirs, "ls-files", "-s", "-t").decode()
     head_tree = git(theirs, "rev-parse", "main^{tree}").strip()
     assert (head_tree in read) == CACHE_TREE_SETUPS[setup], read
+

@@ -139,3 +139,57 @@ def test_what_each_program_does_first(tmp_path):
     import gc
 
     assert gc.isenabled()
+
+
+#: Whether a 1 MiB block is mapped on its own after an 8 MiB one was freed:
+#: True under a fixed threshold, False once glibc has raised it to 8 MiB.
+_MAPPED_AFTER_BIG_FREE = (
+    "def mapped_after_big_free():\n"
+    "    import ctypes\n"
+    "    class MI(ctypes.Structure):\n"
+    "        _fields_ = [(n, ctypes.c_size_t) for n in\n"
+    "                    'arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost'.split()]\n"
+    "    info = ctypes.CDLL(None).mallinfo2\n"
+    "    info.restype = MI\n"
+    "    big = bytearray(8 << 20)\n"
+    "    del big\n"
+    "    before = info().hblks\n"
+    "    small = bytearray(1 << 20)\n"
+    "    return info().hblks > before\n")
+
+
+def _glibc_mallinfo2() -> bool:
+    import ctypes
+
+    try:
+        return hasattr(ctypes.CDLL(None), "mallinfo2")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _glibc_mallinfo2(), reason="glibc's malloc (mallinfo2) only")
+def test_coordinator_gives_large_transients_back_and_its_children_do_not(tmp_path):
+    """``cli.start_program``: a coordinator fixes glibc's mmap threshold, so a
+    large block freed later does not move what comes from the heap
+    (:func:`wrapper.keep_mmap_threshold`); the helper program keeps glibc's
+    adjusting, and a child forked from a coordinator gets it back
+    (:func:`wrapper.unfix_mmap_threshold`)."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import atexit, sys\n" + _MAPPED_AFTER_BIG_FREE +
+        "atexit.register(lambda: sys.stderr.write(f'mapped: {mapped_after_big_free()}\\n'))\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    for program, mapped in (("parallel-checkout", True), ("parallel-clone", True), ("checkout--helper", False)):
+        p = subprocess.run([sys.executable, "-m", "git_checkout_helper", program, "--no-such-option"],
+                           capture_output=True, cwd=tmp_path, env=env)
+        assert f"mapped: {mapped}\n".encode() in p.stderr, (program, p.stderr)
+    child = subprocess.run([sys.executable, "-c", _MAPPED_AFTER_BIG_FREE + (
+        "import os, sys\n"
+        "from git_checkout_helper.wrapper import keep_mmap_threshold\n"
+        "from git_checkout_helper.workers import fork_child\n"
+        "assert keep_mmap_threshold()\n"
+        "pid = fork_child({})\n"
+        "if pid == 0:\n"
+        "    os._exit(10 + mapped_after_big_free())\n"
+        "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), mapped_after_big_free())\n")],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert child.stdout.split() == ["10", "True"], child.stderr

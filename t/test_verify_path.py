@@ -92,3 +92,23 @@ print(sorted(m for m in sys.modules if m in ("dulwich.index", "dulwich.object_st
     out = subprocess.run([sys.executable, "-c", code], cwd=repo.path, env=repo.env, capture_output=True,
                          check=True).stdout
     assert out.strip() == b"[]"
+
+
+def test_invalid_paths_are_found_in_every_scan_and_in_order():
+    """``invalid_paths`` joins at most ``PATHS_PER_SCAN`` paths at a time; an
+    invalid path in any of those scans (first, last, across a boundary, as
+    the first or last of one) is found, in the order given, from any
+    iterable (a tree's dictionary, a generator)."""
+    n = vp.PATHS_PER_SCAN
+    paths = [b"d%05d/f" % i for i in range(3 * n + 5)]
+    bad_at = [0, n - 1, n, 2 * n + 1, len(paths) - 1]
+    for i in bad_at:
+        paths[i] = b"d%05d/../x" % i if i % 2 else b".git/x%05d" % i
+    expect = [paths[i] for i in bad_at]
+    validator = vp.validate_path_element_default
+    assert vp.invalid_paths(paths, validator) == expect
+    assert vp.invalid_paths(iter(paths), validator) == expect
+    assert vp.invalid_paths(dict.fromkeys(paths), validator) == expect
+    assert vp.invalid_paths([], validator) == []
+    links = {paths[-2]: 0, b"sub/.gitmodules": 0o120000}
+    assert vp.invalid_paths([paths[-2], b"sub/.gitmodules"], validator, links.get) == [b"sub/.gitmodules"]

@@ -28,7 +28,7 @@ import os
 import stat as stat_mod
 from collections.abc import Callable, Container, Iterable
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 
 from ..attr import attributes_path, is_attributes_file
 from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
@@ -643,14 +643,14 @@ def _read_file(path: str) -> bytes | None:
         return None
 
 
-def _refuse_invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[bytes], int], code: int = 1) -> None:
+def _refuse_invalid_paths(co: Checkout, paths: Iterable[bytes], mode_of: Callable[[bytes], int], code: int = 1) -> None:
     """``verify_path`` for every path a checkout touches, before any is
     touched: a tree or index naming ``../x`` or ``.git/x`` is refused whole,
     as git does (the helpers check again what they are sent)."""
     _refuse(_invalid_paths(co, paths, mode_of), [], code)
 
 
-def _invalid_paths(co: Checkout, paths: list[bytes], mode_of: Callable[[bytes], int]) -> list[bytes]:
+def _invalid_paths(co: Checkout, paths: Iterable[bytes], mode_of: Callable[[bytes], int]) -> list[bytes]:
     from ..verify_path import get_path_element_validator
 
     return invalid_paths(paths, get_path_element_validator(co.repo.config), mode_of)
@@ -662,7 +662,7 @@ def hostile_paths(co: Checkout, target: TreeFiles) -> tuple[list[bytes], list[by
     fsck rejects: a symlink ``d`` and a file ``d/f`` would have the symlink
     followed, or the index hold both). Both empty for a sound tree."""
     files = target.files
-    return _invalid_paths(co, list(files), lambda p: files[p][0]), sorted(files.keys() & target.trees.keys())
+    return _invalid_paths(co, files, lambda p: files[p][0]), sorted(files.keys() & target.trees.keys())
 
 
 def _refuse_hostile_tree(co: Checkout, target: TreeFiles, code: int,
@@ -694,7 +694,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO,
             modes.update((e.name, e.mode) for e in plan.write)
         return modes.get(path, 0)
 
-    _refuse_invalid_paths(co, [e.name for e in plan.write if e.name not in checked] + plan.remove, mode_of)
+    _refuse_invalid_paths(co, chain((e.name for e in plan.write if e.name not in checked), plan.remove), mode_of)
     total = len(plan.write) + len(plan.remove)
     # builtin/checkout.c: an explicit --progress shows it even with -q;
     # otherwise -q hides it and a terminal shows it.
