@@ -36,6 +36,7 @@ __all__ = [
     "NO_STAT_DATA",
     "STAT_DATA",
     "build_cache_tree",
+    "create_ce_mode",
     "cut_stat_data",
     "is_racy_stat",
     "pack_stat_data",
@@ -48,6 +49,22 @@ CE_EXTENDED = 0x4000
 #: cache.h's modes of the entries that are no regular file.
 S_IFGITLINK = 0o160000
 S_IFLNK = 0o120000
+_S_IFMT = 0o170000
+_S_IFDIR = 0o040000
+
+
+def create_ce_mode(mode: int) -> int:
+    """``create_ce_mode`` (cache.h): the mode an index entry gets for a tree
+    entry's. A symlink or gitlink is that whatever its permission bits say;
+    any other file is 100644 or 100755 by its owner's x bit. Trees written
+    by early git hold 100664 and 100775 (git.git's own first commits), and
+    git's index never does."""
+    fmt = mode & _S_IFMT
+    if fmt == S_IFLNK:
+        return S_IFLNK
+    if fmt in (_S_IFDIR, S_IFGITLINK):
+        return S_IFGITLINK
+    return 0o100755 if mode & 0o100 else 0o100644
 
 
 _U32 = 0xFFFFFFFF

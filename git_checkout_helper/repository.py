@@ -25,6 +25,7 @@ from . import packed_refs
 from .attr import GITATTRIBUTES_FILE, is_attributes_file
 from .config import read_config
 from .discovery import SetupEnv
+from .index import create_ce_mode
 from .objects import Commit, GitObject, Tag, Tree, parse_object, parse_tree
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
 from .refs import Refs
@@ -277,9 +278,10 @@ class Repository:
         attributes: dict[bytes, bytes] = {}
         read_raw = self.odb.read_raw
         rawsz = self.odb.git_hash_algo.oid_length
-        # One int object per distinct mode (a tree has three or four), not one
-        # per file: 3 MiB of a 100,000-file tree's 27 MiB.
-        one_mode = {}.setdefault
+        # The index's mode for each distinct tree mode (create_ce_mode), one
+        # int object each (a tree has three or four), not one per file: 3 MiB
+        # of a 100,000-file tree's 27 MiB.
+        ce_modes: dict[int, int] = {}
 
         walked = [0]
 
@@ -299,7 +301,10 @@ class Repository:
                     count += walk(unhexlify(sha), path + b"/")
                 else:
                     oid = unhexlify(sha)
-                    files[path] = (one_mode(mode, mode), oid)
+                    ce_mode = ce_modes.get(mode)
+                    if ce_mode is None:
+                        ce_mode = ce_modes[mode] = create_ce_mode(mode)
+                    files[path] = (ce_mode, oid)
                     if name == GITATTRIBUTES_FILE:
                         attributes[path] = oid
                     count += 1

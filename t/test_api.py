@@ -418,3 +418,31 @@ def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, mon
     head_tree = git(theirs, "rev-parse", "main^{tree}").strip()
     assert (head_tree in read) == CACHE_TREE_SETUPS[setup], read
 
+
+
+def _commit_raw_tree(repo, parent: str, entries: list[tuple[bytes, bytes, bytes]], branch: str) -> None:
+    """Commit a tree written as given (``hash-object --literally``: modes git
+    itself no longer writes) on a new ``branch`` after ``parent``."""
+    raw = b"".join(mode + b" " + name + b"\0" + bytes.fromhex(oid.decode()) for mode, name, oid in entries)
+    tree = run_git(repo, "hash-object", "-t", "tree", "-w", "--literally", "--stdin", input=raw).stdout.strip()
+    commit = git(repo, "commit-tree", "-p", parent, "-m", "old modes", tree.decode()).strip()
+    git(repo, "update-ref", f"refs/heads/{branch}", commit.decode())
+
+
+def test_a_tree_s_old_file_modes_enter_the_index_as_git_writes_them(src, tmp_path):
+    """Early git wrote modes such as 100664 and 100775 into trees (git.git's
+    own first commits have them). git's ``create_ce_mode`` makes the index
+    entry 100644 or 100755 (by the owner's x bit), and a symlink or gitlink
+    of an odd mode its canonical one; ours kept the tree's mode in the index."""
+    blob = git(src, "hash-object", "-w", "--stdin", input=b"text\n").strip()
+    script = git(src, "hash-object", "-w", "--stdin", input=b"#!/bin/sh\n").strip()
+    _commit_raw_tree(src, "main", [(b"100664", b"a", blob), (b"100775", b"b", script), (b"100600", b"c", blob),
+                                   (b"100744", b"d", script), (b"120777", b"e", blob)], "old-modes")
+    ours, theirs = twins(src, tmp_path, "modes")
+    for args, force in ((("origin/old-modes",), False), (("main",), False), (("origin/old-modes",), True)):
+        checkout(str(ours), args[0], workers=2, threshold=0, force=force)
+        git(theirs, "checkout", "-q", *(("-f",) if force else ()), *args)
+        assert_same(ours, theirs)
+        assert git(ours, "diff-files").decode() == "" == git(theirs, "diff-files").decode()
+        assert git(ours, "status", "--porcelain").decode() == git(theirs, "status", "--porcelain").decode()
+    assert b"100755 " in git(ours, "ls-files", "-s", "d") and b"120000 " in git(ours, "ls-files", "-s", "e")
