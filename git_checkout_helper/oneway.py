@@ -21,14 +21,12 @@ from .plan import (
     Plan,
     PlanError,
     _changed_file,
-    _entry,
     _stays_outside,
     _Worktree,
-    entry_differs,
     vouched_for,
     worktree_matches,
 )
-from .repository import TreeFiles
+from .tree import TreeFiles, entry_differs, value_entry
 
 __all__ = ["plan_reset", "reset_needs_update"]
 
@@ -81,7 +79,7 @@ def plan_reset(
         if changed:
             raise PlanError([(ERROR_WOULD_OVERWRITE, [min(changed)])], ["not_uptodate"])
     for path in sorted(tf):
-        e = _entry(path, tf[path])
+        e = value_entry(path, tf[path])
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
             if cur.extended_flags & CE_SKIP_WORKTREE or not reset_needs_update(

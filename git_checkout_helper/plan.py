@@ -28,7 +28,7 @@ from .hash_algo import new_hash
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .index_file import CE_SKIP_WORKTREE, CE_VALID
 from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
-from .repository import TreeFiles
+from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry
 
 __all__ = ["Plan", "PlanError", "plan_switch", "vouched_for", "worktree_matches"]
 
@@ -323,18 +323,6 @@ class _Worktree:
         return out
 
 
-def _entry(path: bytes, mode_oid: tuple[int, bytes]) -> Entry:
-    return Entry(path, mode_oid[0], mode_oid[1])
-
-
-def entry_differs(e: Entry | None, t: tuple[int, bytes] | None) -> bool:
-    """Whether the index entry ``e`` at a path is not a tree's ``(mode,
-    id)`` ``t`` there (None: the path is not in one of them)."""
-    if e is None or t is None:
-        return e is not t
-    return t[0] != e.mode or t[1] != e.oid
-
-
 def vouched_for(e: Entry) -> bool:
     """CE_VALID (assume-unchanged) or CE_SKIP_WORKTREE: the user's word that
     the file does not matter, which ``verify_uptodate_1`` checks anyway
@@ -494,12 +482,13 @@ class _TwowayMerge:
         self.index_is_head = hf is None
         if hf is None:
             in_index = old.get
-            differing = [path for path, (mode, oid) in tf.items()  # (entry_differs, inline)
-                         if (e := in_index(path)) is None or e.oid != oid or e.mode != mode]
+            differing = [path for path, v in tf.items()  # (entry_differs, inline for 100644)
+                         if (e := in_index(path)) is None
+                         or (v != e.oid if e.mode == REGULAR_FILE else entry_differs(e, v))]
             differing += [path for path in old if path not in tf]
         else:
             in_head = hf.get
-            differing = [path for path, mode_oid in tf.items() if in_head(path) != mode_oid]
+            differing = [path for path, v in tf.items() if in_head(path) != v]
             differing += [path for path in hf if path not in tf]
         if io is not None:
             wt.prefetch(self._looked_at(differing, tf), io)
@@ -511,7 +500,7 @@ class _TwowayMerge:
             if t is not None and not entry_differs(cur, t):
                 plan.entries[path] = cur  # index already has the new version
                 continue
-            te = _entry(path, t) if t is not None else None
+            te = value_entry(path, t) if t is not None else None
             if te is not None and cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
                 te.extended_flags = CE_SKIP_WORKTREE  # merged_entry: "migrate old flags over"
             if hf is not None and entry_differs(cur, hf.get(path)):  # the index is not HEAD here

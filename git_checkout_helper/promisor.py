@@ -372,6 +372,8 @@ def prefetch_attributes(co, tree, index: dict) -> None:
     co._promisor_attrs = []
     if not _partial(co.repo):
         return  # (before a list of every path is made for nothing: 30 ms at 100,000 files)
+    from .tree import value_mode, value_oid
+
     files = tree.files if tree is not None else {}
     if files and not index:
         from .sparse import load_sparse_checkout
@@ -379,11 +381,11 @@ def prefetch_attributes(co, tree, index: dict) -> None:
         o = co.opts
         show = o.progress if o.progress is not None else not o.quiet and co.err.isatty()
         sparse = load_sparse_checkout(co.repo.config, co.repo.dirs.gitdir)  # clone --sparse: the cone only
-        prefetch_blobs(co.repo, [(p, mo[1]) for p, mo in files.items()
-                                 if mo[0] != S_IFGITLINK and (sparse is None or sparse.included(p))],
+        prefetch_blobs(co.repo, [(p, value_oid(v)) for p, v in files.items()
+                                 if value_mode(v) != S_IFGITLINK and (sparse is None or sparse.included(p))],
                        co.err if show else None)
         return
-    wanted = [(p, mo[1]) for p, mo in files.items() if p.endswith(b".gitattributes")]
+    wanted = [(p, value_oid(v)) for p, v in files.items() if p.endswith(b".gitattributes")]
     wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
     if wanted:
         missing = set(missing_objects(None, [o for _p, o in wanted], co.repo.odb.has_object))

@@ -22,16 +22,17 @@ from binascii import unhexlify
 from collections.abc import Callable, Mapping
 
 from . import packed_refs
-from .attr import GITATTRIBUTES_FILE, is_attributes_file
+from .attr import GITATTRIBUTES_FILE
 from .config import read_config
 from .discovery import SetupEnv
 from .index import create_ce_mode
 from .objects import Commit, GitObject, Tag, Tree, parse_object, parse_tree
 from .odb import GitDirs, ObjectDatabase, discover, object_format_name
 from .refs import Refs
+from .tree import EMPTY, TreeFiles, tree_value
 from .wrapper import list_dir, write_locked
 
-__all__ = ["Repository", "RevisionError", "TreeFiles"]
+__all__ = ["Repository", "RevisionError"]
 
 S_IFDIR = 0o040000
 #: Trees read between two releases of the pack pages a tree walk has mapped
@@ -43,24 +44,6 @@ class RevisionError(Exception):
     pass
 
 
-class TreeFiles:
-    """A flattened tree: path -> (mode, raw oid), plus its subtrees for
-    cache-tree, and its ``.gitattributes`` files (path -> raw oid: what the
-    attributes of a checkout read, kept apart so that ``files`` may be let
-    go while they are still read; see :meth:`Repository.release_tree`)."""
-
-    __slots__ = ("files", "trees", "tree_id", "attributes")
-
-    def __init__(self, files: dict[bytes, tuple[int, bytes]], trees: dict, tree_id: bytes | None,
-                 attributes: dict[bytes, bytes] | None = None):
-        self.files = files
-        self.trees = trees  # dir -> (raw tree id, [subtree names], entry count)
-        self.tree_id = tree_id
-        self.attributes = attributes if attributes is not None else {
-            p: mo[1] for p, mo in files.items() if is_attributes_file(p)}
-
-
-EMPTY = TreeFiles({}, {}, None)
 _UNREAD = object()  # (Repository.sparse_checkout not asked yet)
 
 
@@ -273,15 +256,14 @@ class Repository:
         cached = self._trees.get(tree_hex)
         if cached is not None:
             return cached
-        files: dict[bytes, tuple[int, bytes]] = {}
+        files: dict[bytes, bytes] = {}
         trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
         attributes: dict[bytes, bytes] = {}
         read_raw = self.odb.read_raw
         rawsz = self.odb.git_hash_algo.oid_length
-        # The index's mode for each distinct tree mode (create_ce_mode), one
-        # int object each (a tree has three or four), not one per file: 3 MiB
-        # of a 100,000-file tree's 27 MiB.
-        ce_modes: dict[int, int] = {}
+        # The mode byte of each distinct tree mode (after create_ce_mode; none
+        # for 100644): a tree has three or four.
+        tags: dict[int, bytes] = {}
 
         walked = [0]
 
@@ -301,10 +283,10 @@ class Repository:
                     count += walk(unhexlify(sha), path + b"/")
                 else:
                     oid = unhexlify(sha)
-                    ce_mode = ce_modes.get(mode)
-                    if ce_mode is None:
-                        ce_mode = ce_modes[mode] = create_ce_mode(mode)
-                    files[path] = (ce_mode, oid)
+                    tag = tags.get(mode)
+                    if tag is None:
+                        tag = tags[mode] = tree_value(create_ce_mode(mode), b"")
+                    files[path] = oid + tag if tag else oid
                     if name == GITATTRIBUTES_FILE:
                         attributes[path] = oid
                     count += 1

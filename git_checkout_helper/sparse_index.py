@@ -29,6 +29,7 @@ from .cachetree import tree_object
 from .index import S_IFGITLINK, Entry, build_cache_tree
 from .index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_STAGEMASK
 from .sparse import SparseCheckout
+from .tree import value_mode, value_oid
 
 __all__ = ["S_IFSPARSEDIR", "collapse_cache_tree", "convert_to_sparse", "expand", "sparse_index_allowed", "switch_keeps_expanded",
            "unexpanded"]
@@ -41,16 +42,17 @@ _TreeFiles = Callable[[bytes], dict[bytes, tuple[int, bytes]]]
 
 def expand(entries: list[Entry], tree_files: _TreeFiles) -> list[Entry]:
     """``ensure_full_index``: each sparse directory entry replaced by the
-    files of its tree (``tree_files(raw tree id)``: relative path -> (mode,
-    raw id)), skip-worktree and extended, as ``add_path_to_index`` makes them."""
+    files of its tree (``tree_files(raw tree id)``: relative path -> value,
+    :func:`tree.tree_value`), skip-worktree and extended, as
+    ``add_path_to_index`` makes them."""
     out: list[Entry] = []
     for e in entries:
         if e.mode != S_IFSPARSEDIR:
             out.append(e)
             continue
         files = tree_files(e.oid)
-        out.extend(Entry(e.name + rel, mode, oid, extended_flags=CE_SKIP_WORKTREE)
-                   for rel, (mode, oid) in sorted(files.items()))
+        out.extend(Entry(e.name + rel, value_mode(v), value_oid(v), extended_flags=CE_SKIP_WORKTREE)
+                   for rel, v in sorted(files.items()))
     out.sort(key=lambda e: (e.name, (e.flags >> 12) & 3))
     return out
 

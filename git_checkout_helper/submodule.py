@@ -48,6 +48,7 @@ import os
 from .configfile import ConfigFile, ConfigParseError, parse_config
 from .index import Entry
 from .repository import Repository
+from .tree import entry_differs, value_oid
 from .wrapper import write_in_full
 
 __all__ = ["GITMODULES_FILE", "connect_work_tree_and_git_dir", "has_dirty_index", "is_submodule_active",
@@ -82,7 +83,7 @@ def submodule_names(repo: Repository, index: dict[bytes, Entry], head: dict) -> 
         with open(full, "rb") as f:
             return parse_gitmodules(f.read())
     e = index.get(GITMODULES_FILE)
-    oid = e.oid if e is not None else (head.get(GITMODULES_FILE) or (0, None))[1]
+    oid = e.oid if e is not None else value_oid(head[GITMODULES_FILE]) if GITMODULES_FILE in head else None
     return parse_gitmodules(repo.odb.read_blob(oid)) if oid is not None else {}
 
 
@@ -149,7 +150,7 @@ def has_dirty_index(sub: Repository, index) -> bool:
     head = sub.tree_of(sub.head_commit()).files
     if len(head) != len(index.entries):
         return True
-    return any(head.get(p) != (e.mode, e.oid) for p, e in index.entries.items())
+    return any(entry_differs(e, head.get(p)) for p, e in index.entries.items())
 
 
 def connect_work_tree_and_git_dir(work_tree: bytes, git_dir: str) -> None:

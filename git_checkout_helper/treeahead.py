@@ -22,8 +22,9 @@ import marshal
 import os
 from collections.abc import Callable
 
-from .repository import Repository, TreeFiles
+from .repository import Repository
 from .run_async import finish_async, start_async, stop_async
+from .tree import TreeFiles
 
 __all__ = ["MIN_INDEX_SIZE", "TreeAhead", "tree_ahead"]
 

@@ -22,7 +22,7 @@ from git_checkout_helper.plan import (
     plan_switch,
     worktree_matches,
 )
-from git_checkout_helper.repository import TreeFiles
+from git_checkout_helper.tree import TreeFiles, tree_value
 
 REG, EXE, LNK = 0o100644, 0o100755, 0o120000
 
@@ -56,7 +56,7 @@ class Tree:
 
 
 def _tree(files: dict) -> TreeFiles:
-    return TreeFiles({p.encode(): (m, oid(d)) for p, (m, d) in files.items()}, {}, None)
+    return TreeFiles({p.encode(): tree_value(m, oid(d)) for p, (m, d) in files.items()}, {}, None)
 
 
 def test_plan_switch_writes_changes_keeps_the_rest(tmp_path):

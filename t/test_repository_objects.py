@@ -24,6 +24,7 @@ from dulwich.repo import Repo
 from git_checkout_helper.objects import Commit, ObjectHashMismatch, Tag, Tree
 from git_checkout_helper.repository import Repository
 from git_checkout_helper.revision import get_oid
+from git_checkout_helper.tree import value_mode, value_oid
 
 HEAVY = ("dulwich.repo", "dulwich.object_store", "dulwich.pack", "subprocess",
          "git_checkout_helper.fetch_pack", "git_checkout_helper.list_objects_filter", "git_checkout_helper.ewah",
@@ -76,10 +77,11 @@ def test_object_matches_the_object_store(history):
     repo.close()
 
 
-def test_flattened_tree_one_mode_object(history):
-    """A flattened tree holds one int object for each distinct mode, not one
-    a file (3 MiB at 100,000 files); its files are git's ``ls-tree -r``,
-    its ``.gitattributes`` files kept apart too."""
+def test_flattened_tree_holds_one_object_a_file(history):
+    """A flattened tree holds one object for each file (its id, with a mode
+    byte unless 100644), not a (mode, id) pair as well (6 MiB at 100,000
+    files); its files are git's ``ls-tree -r``, its ``.gitattributes``
+    files kept apart too."""
     (history.path / "run.sh").write_bytes(b"#!/bin/sh\n")
     (history.path / "run.sh").chmod(0o755)
     for i in range(20):
@@ -94,8 +96,10 @@ def test_flattened_tree_one_mode_object(history):
         meta, path = line.split("\t")
         mode, _, oid = meta.split()
         listed[path.encode()] = (int(mode, 8), bytes.fromhex(oid))
-    assert files == listed
-    assert len({id(mode) for mode, _ in files.values()}) == 2
+    assert {p: (value_mode(v), value_oid(v)) for p, v in files.items()} == listed
+    # the id alone for a 100644 file (shared with nothing else), the id and a mode byte for the others
+    assert {len(v) for v in files.values()} == {20, 21}
+    assert all(v is value_oid(v) for p, v in files.items() if listed[p][0] == 0o100644)
     # and its .gitattributes files apart, for the attributes read after the files are let go
     assert repo.tree_of(history.git("rev-parse", "HEAD").strip()).attributes == {
         b"d/.gitattributes": listed[b"d/.gitattributes"][1]}

@@ -16,6 +16,7 @@ from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
+from ..tree import value_entry
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .updates import Checkout, _execute
 
@@ -151,11 +152,11 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         added: set[bytes] = set()
         if isinstance(treeish, bytes):  # a tree already resolved (revision.py)
             tree = repo.read_tree(treeish)
-            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+            source = {p: value_entry(p, v) for p, v in tree.files.items()}
         elif treeish is not None:
             commit, _b, _r = repo.resolve(treeish)
             tree = repo.tree_of(commit)
-            source = {p: Entry(p, m, o) for p, (m, o) in tree.files.items()}
+            source = {p: value_entry(p, v) for p, v in tree.files.items()}
         else:
             tree = None
             source = idx.entries

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ..index import S_IFGITLINK, Entry
-from ..repository import EMPTY, Repository, TreeFiles
+from ..repository import Repository
 from ..submodule import (
     GITMODULES_FILE,
     connect_work_tree_and_git_dir,
@@ -20,6 +20,7 @@ from ..submodule import (
     submodule_env,
     submodule_names,
 )
+from ..tree import EMPTY, TreeFiles, entry_differs, value_mode, value_oid
 from ..wrapper import show_path
 from .unpack import apply_sparse, ignore_matcher, write_index
 from .updates import Checkout, _execute
@@ -92,8 +93,8 @@ class SubmoduleMoves:
         writes a new one first and reads it again for the updates."""
         self._names = self._update_names = submodule_names(self.repo, index, head)
         t, cur = target.get(GITMODULES_FILE), index.get(GITMODULES_FILE)
-        if t is not None and (cur is None or (cur.mode, cur.oid) != t) and head.get(GITMODULES_FILE) != t:
-            self._update_names = parse_gitmodules(self.repo.odb.read_blob(t[1]))
+        if t is not None and entry_differs(cur, t) and head.get(GITMODULES_FILE) != t:
+            self._update_names = parse_gitmodules(self.repo.odb.read_blob(value_oid(t)))
 
     def _shown(self, path: bytes) -> str:
         return show_path(self.prefix + path)
@@ -195,17 +196,17 @@ class SubmoduleMoves:
         for path in sorted(set(head) | set(target) | set(index)):
             h, t, cur = head.get(path), target.get(path), index.get(path)
             link_cur = cur is not None and cur.mode == S_IFGITLINK
-            link_new = t is not None and t[0] == S_IFGITLINK
+            link_new = t is not None and value_mode(t) == S_IFGITLINK
             if not (link_cur or link_new) or h == t:
                 continue
-            if cur is not None and t is not None and (cur.mode, cur.oid) == t:
+            if cur is not None and t is not None and not entry_differs(cur, t):
                 continue
-            if not ((cur is None and h is None) or (cur is not None and h == (cur.mode, cur.oid))):
+            if not ((cur is None and h is None) or (cur is not None and h is not None and not entry_differs(cur, h))):
                 continue  # reject_merge: the superproject's plan refuses it
             if self._name(path) is None and (not link_new or path not in self._update_names):
                 continue
             exists = os.path.lexists(self.top + path)
-            new = t[1].hex().encode() if link_new else None
+            new = value_oid(t).hex().encode() if link_new else None
             if cur is None:  # merged_entry of a new entry: verify_absent, then the move
                 if exists and not (self.check(path, new, None) and self.check(path, None, new)):
                     self.lose.append(path)
@@ -234,10 +235,10 @@ class SubmoduleMoves:
         for path in sorted(set(target) | set(index)):
             t, cur = target.get(path), index.get(path)
             link_cur = cur is not None and cur.mode == S_IFGITLINK
-            link_new = t is not None and t[0] == S_IFGITLINK
+            link_new = t is not None and value_mode(t) == S_IFGITLINK
             if not (link_cur or link_new) or (self._name(path) is None and path not in self._update_names):
                 continue
-            self._add(path, t[1].hex().encode() if link_new else None)
+            self._add(path, value_oid(t).hex().encode() if link_new else None)
 
     def plan_paths(self, links: list[Entry], index: dict[bytes, Entry]) -> None:
         """A path restore's gitlinks: each one's submodule reset to its commit

@@ -18,9 +18,10 @@ from ..oneway import plan_reset
 from ..plan import Plan, PlanError, _mode_of, plan_switch, worktree_matches
 from ..preload import Preload, workers_for
 from ..refresh import refresh_entries
-from ..repository import EMPTY, Repository, TreeFiles
+from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
+from ..tree import EMPTY, TreeFiles, entry_differs, value_mode
 from ..treeahead import tree_ahead
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .unpack import apply_sparse, ignore_matcher, index_order, write_index
@@ -360,8 +361,8 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
                 changed, mode = True, _mode_of(st)  # diff-index's ie_match_stat: a stat change, unread
         if t is None:
             found.append((path, "A"))
-        elif changed or t[1] != e.oid or t[0] != e.mode:
-            found.append((path, "T" if (mode ^ t[0]) & 0o170000 else "M"))
+        elif changed or entry_differs(e, t):
+            found.append((path, "T" if (mode ^ value_mode(t)) & 0o170000 else "M"))
     if shared != len(tf):  # the target's paths the index lacks
         names = {e.name for e in entries}
         found += [(p, "D") for p in tf if p not in names]

@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 from ..index import Entry, IndexLock, build_cache_tree
 from ..index_state import index_chunks
-from ..plan import Plan, entry_differs, worktree_matches
-from ..repository import Repository, TreeFiles
+from ..plan import Plan, worktree_matches
+from ..repository import Repository
+from ..tree import REGULAR_FILE, TreeFiles, entry_differs
 from .updates import Checkout, _read_file
 
 
@@ -92,8 +93,8 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[En
         # 100,000-file index in a big switch, a handful in a small one.
         differing = [p for p in plan.merged if entry_differs(pe.get(p), tf.get(p))]
     else:
-        differing = [p for p, e in pe.items()  # (entry_differs, inline: every entry)
-                     if (t := tf.get(p)) is None or t[1] != e.oid or t[0] != e.mode]
+        differing = [p for p, e in pe.items()  # (entry_differs, inline for 100644: every entry)
+                     if (t := tf.get(p)) is None or (t != e.oid if e.mode == REGULAR_FILE else entry_differs(e, t))]
         # The target's paths the index lacks: none when all the target's paths
         # were among those compared (the usual case, found without a second pass).
         if len(tf) != len(pe) - sum(1 for p in differing if p not in tf):

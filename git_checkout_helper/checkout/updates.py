@@ -52,7 +52,8 @@ from ..iopool import (
 from ..plan import Plan, worktree_matches
 from ..progress import Progress
 from ..refresh import smudge_racily_clean
-from ..repository import Repository, TreeFiles
+from ..repository import Repository
+from ..tree import TreeFiles, value_mode
 from ..verify_path import invalid_paths
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
@@ -662,7 +663,7 @@ def hostile_paths(co: Checkout, target: TreeFiles) -> tuple[list[bytes], list[by
     fsck rejects: a symlink ``d`` and a file ``d/f`` would have the symlink
     followed, or the index hold both). Both empty for a sound tree."""
     files = target.files
-    return _invalid_paths(co, files, lambda p: files[p][0]), sorted(files.keys() & target.trees.keys())
+    return _invalid_paths(co, files, lambda p: value_mode(files[p])), sorted(files.keys() & target.trees.keys())
 
 
 def _refuse_hostile_tree(co: Checkout, target: TreeFiles, code: int,
