@@ -526,8 +526,10 @@ class _TwowayMerge:
                     self.lose_dirs.append(path)
                     continue
             if cur is not None and cur.mode != S_IFGITLINK and self.modified(cur):
-                if not (te is not None and _file_is(te, top + path, wt.lstat(path), self.hash_name,
-                                                    self.to_worktree, self.core)):
+                # (A path outside a sparse checkout's patterns is not written but
+                # removed: whatever the file holds, that is git's refusal.)
+                if not (te is not None and (self.outside is None or not self.outside(path))
+                        and _file_is(te, top + path, wt.lstat(path), self.hash_name, self.to_worktree, self.core)):
                     self.not_uptodate.append(path)
                     continue
                 self.same_nu.append(path)

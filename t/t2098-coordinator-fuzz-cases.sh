@@ -667,6 +667,18 @@ test_expect_success 'sparse checkout: a new path outside the patterns is not wri
 	test -h sparse.ours/d
 '
 
+test_expect_success 'sparse checkout: a changed file outside the patterns is refused even when it holds the target'"'"'s bytes' '
+	# (ours lets a file that already holds what a switch writes be overwritten;
+	# outside the patterns nothing is written but the file removed, so git'"'"'s refusal stands)
+	git init -q outbytes && (
+		cd outbytes && : >c && chmod +x c && git add c && git commit -qm x && git branch exec &&
+		chmod -x c && git commit -qam plain && git checkout -q exec &&
+		git sparse-checkout set --no-cone "src/" "!/d/" && printf "" >c
+	) &&
+	fuzz_case outbytes "checkout --detach main" "--detach main" &&
+	echo 1 >expect && test_cmp expect rc.ours && test_path_is_file outbytes.ours/c
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
