@@ -78,6 +78,18 @@ def fresh_test(racy_timestamp_ns: int, core: CoreSettings) -> Callable[[Entry, o
     return fresh
 
 
+def _below_symlink(top: bytes, path: bytes, seen: dict[bytes, bool]) -> bool:
+    """``has_symlink_leading_path``: a leading directory of ``path`` is a
+    symlink (one ``lstat`` a directory, ``seen`` keeping the answers)."""
+    d = path.rpartition(b"/")[0]
+    if not d:
+        return False
+    below = seen.get(d)
+    if below is None:
+        below = seen[d] = _below_symlink(top, d, seen) or os.path.islink(top + d)
+    return below
+
+
 def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
                     to_worktree: Callable[[Entry], bytes | None], racy_timestamp_ns: int,
                     to_git: Callable[[Entry, bytes], bytes | None] | None = None,
@@ -85,12 +97,16 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
     """``refresh_cache_ent`` for each entry not up to date yet (a preload,
     :mod:`preload`, has marked those it found so): fill the stat data of
     unchanged files, in place (compared as the ``core.*`` settings say,
-    :mod:`coresettings`)."""
+    :mod:`coresettings`). A file reached through a symlink is not the
+    entry's, however alike: git's refresh takes it for missing."""
     fresh = fresh_test(racy_timestamp_ns, core)
+    symlinked: dict[bytes, bool] = {}
     for path, e in entries.items():
         if e.uptodate or not refreshable(e):
             if e.mode != S_IFGITLINK:
                 e.uptodate = True  # refresh_cache_ent: the user's word, marked up to date without a look
+            continue
+        if _below_symlink(top, path, symlinked):
             continue
         try:
             st = os.lstat(top + path)

@@ -679,6 +679,18 @@ test_expect_success 'sparse checkout: a changed file outside the patterns is ref
 	echo 1 >expect && test_cmp expect rc.ours && test_path_is_file outbytes.ours/c
 '
 
+test_expect_success 'an entry whose directory became a symlink: the file reached through it is not refreshed as the entry'"'"'s' '
+	# (git'"'"'s refresh_cache_ent takes a path below a symlink for missing; the
+	# switch then looks through the link, finds a file that differs, and refuses)
+	git init -q linkeddir && (
+		cd linkeddir && mkdir docs && : >docs/util.c && git add docs && git commit -qm docs &&
+		git branch docs && git rm -rq docs && git commit -qm gone && git branch gone && git checkout -q docs &&
+		rm -rf docs && ln -s .git docs && : >docs/util.c
+	) &&
+	fuzz_case linkeddir "checkout gone" gone &&
+	echo 1 >expect && test_cmp expect rc.ours && test_path_is_file linkeddir.ours/.git/util.c
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
