@@ -83,7 +83,7 @@ def plan_reset(
         cur = old.get(path)
         if cur is not None and cur.same_object(e):
             if cur.extended_flags & CE_SKIP_WORKTREE or not reset_needs_update(
-                    cur, wt.lstat(path), top + path, hash_name, to_worktree, racy_timestamp_ns, to_git, core):
+                    cur, wt.peek(path), top + path, hash_name, to_worktree, racy_timestamp_ns, to_git, core):
                 plan.entries[path] = cur
                 continue
             e.flags = cur.flags & CE_VALID  # (the old entry, rewritten: add_entry keeps its flags)

@@ -238,6 +238,23 @@ class _Worktree:
             return os.lstat(self.top + path)  # (its error raised here, at its turn)
         return self._keep(path, st)
 
+    def peek(self, path: bytes) -> os.stat_result | None:
+        """:meth:`lstat` of a path the plan looks at once: a file's stat is
+        not kept (an absence, a directory or ENOTDIR is, as the checks
+        after it ask). A far switch looks at every file that leaves, a
+        ``-f`` at every file it keeps: 8.7 MiB of stat objects for a switch
+        of 100,000 files, kept to its end."""
+        try:
+            return self._cache[path]
+        except KeyError:
+            pass
+        st = _look(self.top + path)
+        if st is UNSEEN:
+            return os.lstat(self.top + path)  # (its error raised here, at its turn)
+        if st is None or st is _NOT_A_DIR or stat_mod.S_ISDIR(st.st_mode):
+            return self._keep(path, st)
+        return st
+
     def _keep(self, path: bytes, st) -> os.stat_result | None:
         """Cache what :func:`_look` found (ENOTDIR: absent, and noted)."""
         if st is _NOT_A_DIR:
@@ -519,7 +536,7 @@ class _TwowayMerge:
                 # directory without any is still a change (verify_uptodate, below).
                 # Below a symlink the path is absent for it (check_leading_path);
                 # verify_uptodate then looks through the link.
-                st = wt.lstat(path)
+                st = wt.peek(path)
                 if (st is not None and stat_mod.S_ISDIR(st.st_mode) and not self.ignored(path)
                         and wt.leading_file(path) is None
                         and wt.untracked_below(path, self.tracked, self.ignored_in_subdir)):
