@@ -18,10 +18,11 @@ The sparse index (``sdir`` directory entries) is :mod:`sparse_index`'s.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 
-from .index import Entry
+from .index import S_IFGITLINK, Entry
 from .index_file import CE_SKIP_WORKTREE
 
 __all__ = ["SparseCheckout", "apply_sparse_checkout", "init_clone_sparse_checkout", "load_sparse_checkout",
@@ -170,6 +171,7 @@ def apply_sparse_checkout(
     writing = {e.name: e for e in plan.write}
     remove = [p for p in plan.remove if not (p in old and skip_worktree(old[p]))]
     extra_remove: list[bytes] = []
+    unremovable: list[bytes] = []
     not_uptodate: list[bytes] = []
     present: list[bytes] = []
     for path in sorted(plan.entries):  # (index order; the plan's is not)
@@ -193,6 +195,11 @@ def apply_sparse_checkout(
         elif not was and new:
             if path in writing:  # (CE_UPDATE: no check) CE_WT_REMOVE, its emptied directories with it
                 del writing[path]
+                if e.mode == S_IFGITLINK and os.path.lexists(top + path) and not os.path.isdir(top + path):
+                    # remove_or_warn goes by the new entry's mode: a gitlink's
+                    # rmdir, which the file there fails (and stays).
+                    unremovable.append(path)
+                    continue
                 extra_remove.append(path)
                 continue
             try:
@@ -227,9 +234,11 @@ def apply_sparse_checkout(
             not_uptodate.append(path)
     plan.write = [writing[p] for p in sorted(writing)]
     plan.remove = sorted(set(remove) | set(extra_remove))
+    kept = "".join(f"warning: unable to rmdir '{p.decode('utf-8', 'replace')}': {os.strerror(errno.ENOTDIR)}\n"
+                   for p in unremovable)
     if reset:
         return "".join(f"error: {PLUMBING_NOT_UPTODATE % p.decode('utf-8', 'surrogateescape')}\n"
-                       for p in sorted(not_uptodate))
+                       for p in sorted(not_uptodate)) + kept
     out = []
     for msg, paths in ((NOT_UPTODATE, not_uptodate), (ALREADY_PRESENT, present)):
         if paths:
@@ -237,7 +246,7 @@ def apply_sparse_checkout(
             out.append(f"warning: {msg}\n{listed}\n")
     if out:
         out.append("After fixing the above paths, you may want to run `git sparse-checkout reapply`.\n")
-    return "".join(out)
+    return "".join(out) + kept
 
 
 def clear_skip_worktree_from_present_files(entries, config, top: bytes) -> None:

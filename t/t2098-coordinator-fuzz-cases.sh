@@ -691,6 +691,21 @@ test_expect_success 'an entry whose directory became a symlink: the file reached
 	echo 1 >expect && test_cmp expect rc.ours && test_path_is_file linkeddir.ours/.git/util.c
 '
 
+test_expect_success 'sparse checkout: a file outside the patterns that the target makes a gitlink stays, as git'"'"'s rmdir leaves it' '
+	# (git removes a path leaving the patterns by its new entry'"'"'s mode: a
+	# gitlink'"'"'s rmdir, which fails on the file there, with a warning)
+	git init -q tolink && (
+		cd tolink && mkdir src d && echo s >src/s && echo f >d/sub && git add . && git commit -qm file &&
+		git branch file && c=$(git rev-parse HEAD) && git rm -q --cached d/sub &&
+		git update-index --add --cacheinfo 160000,$c,d/sub && git commit -qm link && git branch link &&
+		git checkout -q -f file && git sparse-checkout set src && mkdir d && echo f >d/sub
+	) &&
+	fuzz_case tolink "checkout link" link &&
+	echo 0 >expect && test_cmp expect rc.ours && test_path_is_file tolink.ours/d/sub &&
+	grep "^warning: unable to rmdir .d/sub.: Not a directory" err.ours &&
+	fuzz_case tolink "checkout -f link" "-f link" && test_path_is_file tolink.ours/d/sub
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
