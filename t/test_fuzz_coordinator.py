@@ -59,14 +59,21 @@ def test_generated_trees_are_valid():
                 assert not any(q.startswith(p + "/") for q in t), (p, sorted(t))
 
 
-def test_reproducer_runs(tmp_path):
-    """A reproducer is a shell script that rebuilds the case and runs both sides."""
+@pytest.mark.parametrize("layout", fuzz.LAYOUTS)
+def test_reproducer_runs(tmp_path, layout):
+    """A reproducer is a shell script that rebuilds the case, in its layout
+    (a linked worktree, GIT_INDEX_FILE), and runs both sides to the exit
+    codes the fuzzer saw; the case ran where its layout says."""
     rng = random.Random(5)
     env = fuzz.Env(str(tmp_path / "home"))
-    case = fuzz.random_case(rng, jobs=(1,))
+    case = dict(fuzz.random_case(rng, jobs=(1,)), layout=layout)
     res = fuzz.run_case(env, str(tmp_path / "case"), case)
+    twin = tmp_path / "case" / "git"
+    assert (twin / ".git").is_file() == (layout == "linked")
+    assert (twin / ".git" / "alt-index").exists() == (layout == "index-file")
     script = tmp_path / "repro.sh"
     script.write_text(fuzz.reproducer(case, res))
     p = subprocess.run(["sh", str(script)], env=dict(env.env, PATH=os.path.join(ROOT, ".venv", "bin") + ":"
                                                      + os.environ["PATH"]), capture_output=True)
-    assert b"git: exit" in p.stdout and b"ours: exit" in p.stdout, p.stderr
+    assert f"git: exit {res['git']['code']}\n".encode() in p.stdout, p.stdout + p.stderr
+    assert f"ours: exit {res[1]['code']}\n".encode() in p.stdout, p.stdout + p.stderr
