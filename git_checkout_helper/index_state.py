@@ -23,7 +23,7 @@ from .hash_algo import oid_length
 from .index import Entry, ReadIndex
 from .index_file import IndexFile, IndexFormatError, parse_index
 
-__all__ = ["IndexState", "read_index_state"]
+__all__ = ["IndexState", "read_index_state", "resolve_undo_data"]
 
 
 class IndexState:
@@ -248,6 +248,12 @@ def invalidate_cache_tree(data: bytes, paths, rawsz: int) -> bytes:
     return tree.serialize()
 
 
+def resolve_undo_data(records: Iterable[tuple[bytes, int, bytes]]) -> bytes:
+    """``resolve_undo_write``: the ``REUC`` extension's data for
+    (path, mode, raw id) entries recorded at stage 3, by path."""
+    return b"".join(name + b"\0" + b"0\0" b"0\0" + b"%o\0" % mode + oid for name, mode, oid in sorted(records))
+
+
 def index_chunks(
     entries: list[Entry],
     hash_name: str,
@@ -263,6 +269,7 @@ def index_chunks(
     err=None,
     sparse=None,
     ensure_tree=None,
+    resolve_undo: bytes | None = None,
 ) -> Iterable[bytes]:
     """``write_locked_index`` after a checkout: the bytes for ``index.lock``,
     in chunks (:func:`index_file.index_file_chunks`).
@@ -273,7 +280,8 @@ def index_chunks(
     (``resolve_undo_clear_index``) and ``cache_tree`` is the new ``TREE``.
     Otherwise (paths restored, ``--all``) entries are updated in place, the
     ``REUC`` data stays, and the old ``TREE`` is kept with
-    ``changed_paths`` invalidated. ``changed``: the work tree or some entry
+    ``changed_paths`` invalidated; ``resolve_undo``: the ``REUC`` data a
+    switch made (:func:`resolve_undo_data`). ``changed``: the work tree or some entry
     changed (the untracked cache and fsmonitor data cannot be kept as read).
     ``sparse``: the sparse-checkout patterns, and ``ensure_tree(raw id,
     content)`` to store a tree: the index is written sparse when git would
@@ -301,6 +309,8 @@ def index_chunks(
     if switch:
         if cache_tree is not None:
             exts.append((b"TREE", cache_tree))
+        if resolve_undo:
+            exts.append((b"REUC", resolve_undo))
     elif file is not None:
         tree = file.extension(b"TREE")
         if tree is not None:

@@ -28,7 +28,7 @@ from .hash_algo import new_hash
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .index_file import CE_SKIP_WORKTREE, CE_VALID
 from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
-from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry
+from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry, value_mode, value_oid
 
 __all__ = ["Plan", "PlanError", "plan_switch", "vouched_for", "worktree_matches"]
 
@@ -97,7 +97,7 @@ PLUMBING_ERRORS = {
 class Plan:
     """The new index, and the work-tree changes that produce it."""
 
-    __slots__ = ("entries", "write", "remove", "absent", "merged")
+    __slots__ = ("entries", "write", "remove", "absent", "merged", "resolve_undo")
 
     def __init__(self) -> None:
         self.entries: dict[bytes, Entry] = {}  # the new index, stage 0
@@ -112,6 +112,9 @@ class Plan:
         #: that is the target's too (unpack.cache_tree then compares these
         #: alone, not the whole index).
         self.merged: list[bytes] | None = None
+        #: (path, mode, raw id) of HEAD's entries that git's result records
+        #: as resolved at stage 3 (:meth:`_TwowayMerge.record_resolve_undo`).
+        self.resolve_undo: list[tuple[bytes, int, bytes]] = []
 
     @property
     def carried(self) -> set[bytes]:
@@ -440,6 +443,7 @@ class _TwowayMerge:
         self._names: list[bytes] | None = None  # the index's paths, sorted (_consume_subdirectory)
         self._removing: set[bytes] | None = None  # plan.remove's paths (_consume_subdirectory)
         self.index_is_head = False  # (merge: HEAD's files read from the index)
+        self.head_files: dict = {}  # (merge: HEAD's files, when not read from the index)
         #: A sparse checkout's test of a path outside its patterns (CE_NEW_SKIP_WORKTREE), or None.
         self.outside: Callable[[bytes], bool] | None = None
 
@@ -497,6 +501,7 @@ class _TwowayMerge:
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
         self.index_is_head = hf is None
+        self.head_files = hf or {}
         if hf is None:
             in_index = old.get
             differing = [path for path, v in tf.items()  # (entry_differs, inline for 100644)
@@ -597,6 +602,8 @@ class _TwowayMerge:
                     continue
                 if ignored(path):
                     continue  # check_ok_to_remove: an excluded directory goes, contents and all
+                if outside is not None and not outside(path):
+                    self.record_resolve_undo(path)
                 # verify_clean_subdirectory checks the tracked files below
                 # first: one with local changes is the error, not the dir.
                 if not self._consume_subdirectory(path):
@@ -608,6 +615,26 @@ class _TwowayMerge:
                 same = _file_is(e, self.top + path, st, self.hash_name, self.to_worktree, self.core)
                 (self.same_un if same else self.untracked).append(path)
         self._drop_replaced()
+
+    def record_resolve_undo(self, path: bytes) -> None:
+        """A sparse checkout's quirk, kept as git has it. Its merge does not
+        check a new path for what is in its way (``CE_NEW_SKIP_WORKTREE``
+        is set on every new entry first), so the index's entries below a
+        directory that a new file ``path`` replaces are merged one by one:
+        each one the target drops becomes HEAD's entry, at stage 3, to be
+        removed (``deleted_entry``). The check then made for a ``path``
+        inside the patterns (the second ``verify_absent``) adds the
+        index's entry over it, and ``add_index_entry`` records the stage-3
+        entry it replaces as resolve-undo data: a ``REUC`` extension."""
+        removing = self._removing if self._removing is not None else set(self.plan.remove)
+        head = self.old if self.index_is_head else None
+        for name in self._index_below(path):
+            if name not in removing:
+                continue
+            if head is not None:
+                self.plan.resolve_undo.append((name, head[name].mode, head[name].oid))
+            elif (v := self.head_files.get(name)) is not None:
+                self.plan.resolve_undo.append((name, value_mode(v), value_oid(v)))
 
     def _drop_replaced(self) -> None:
         """A new file below which the merge keeps an index entry (one only

@@ -706,6 +706,29 @@ test_expect_success 'sparse checkout: a file outside the patterns that the targe
 	fuzz_case tolink "checkout -f link" "-f link" && test_path_is_file tolink.ours/d/sub
 '
 
+# the REUC extension'"'"'s data of the index in <dir>, hex (empty: none)
+reuc_of() {
+	python3 -c "import sys; d=open(sys.argv[1], \"rb\").read(); i=d.find(b\"REUC\")
+sys.stdout.write(d[i + 8:i + 8 + int.from_bytes(d[i + 4:i + 8], \"big\")].hex() if i > 0 else \"\")" "$1/.git/index"
+}
+
+test_expect_success 'sparse checkout: a new file over a directory of entries leaves the resolve-undo data git leaves' '
+	# (the entries below are merged before the new path is checked, each removal
+	# HEAD'"'"'s entry at stage 3, replaced by the check: add_index_entry records it)
+	git init -q reuc && (
+		cd reuc && mkdir build && printf x >build/util.c && echo k >build/keep && git add . &&
+		git commit -qm dir && git branch dir && git rm -rq --cached build && rm -rf build &&
+		echo file >build && git add build && git commit -qm file && git branch file &&
+		git checkout -q --detach dir && git sparse-checkout set --no-cone "/*" "!*.o"
+	) &&
+	fuzz_case reuc "checkout file" file &&
+	reuc_of reuc.git >reuc.expect && test -s reuc.expect && reuc_of reuc.ours >reuc.actual &&
+	test_cmp reuc.expect reuc.actual &&
+	(cd reuc && git sparse-checkout disable) && fuzz_case reuc "checkout file" file &&
+	reuc_of reuc.git >reuc.expect && test_must_be_empty reuc.expect &&
+	reuc_of reuc.ours >reuc.actual && test_must_be_empty reuc.actual
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
