@@ -113,7 +113,7 @@ class Plan:
         #: alone, not the whole index).
         self.merged: list[bytes] | None = None
         #: (path, mode, raw id) of HEAD's entries that git's result records
-        #: as resolved at stage 3 (:meth:`_TwowayMerge.record_resolve_undo`).
+        #: as resolved at stage 3 (:meth:`_TwowayMerge._record_resolve_undo`).
         self.resolve_undo: list[tuple[bytes, int, bytes]] = []
 
     @property
@@ -603,7 +603,7 @@ class _TwowayMerge:
                 if ignored(path):
                     continue  # check_ok_to_remove: an excluded directory goes, contents and all
                 if outside is not None and not outside(path):
-                    self.record_resolve_undo(path)
+                    self._record_resolve_undo(path)
                 # verify_clean_subdirectory checks the tracked files below
                 # first: one with local changes is the error, not the dir.
                 if not self._consume_subdirectory(path):
@@ -616,7 +616,7 @@ class _TwowayMerge:
                 (self.same_un if same else self.untracked).append(path)
         self._drop_replaced()
 
-    def record_resolve_undo(self, path: bytes) -> None:
+    def _record_resolve_undo(self, path: bytes) -> None:
         """A sparse checkout's quirk, kept as git has it. Its merge does not
         check a new path for what is in its way (``CE_NEW_SKIP_WORKTREE``
         is set on every new entry first), so the index's entries below a
@@ -626,10 +626,11 @@ class _TwowayMerge:
         inside the patterns (the second ``verify_absent``) adds the
         index's entry over it, and ``add_index_entry`` records the stage-3
         entry it replaces as resolve-undo data: a ``REUC`` extension."""
-        removing = self._removing if self._removing is not None else set(self.plan.remove)
+        if self._removing is None:
+            self._removing = set(self.plan.remove)
         head = self.old if self.index_is_head else None
         for name in self._index_below(path):
-            if name not in removing:
+            if name not in self._removing:
                 continue
             if head is not None:
                 self.plan.resolve_undo.append((name, head[name].mode, head[name].oid))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Callable
 
 from .index import S_IFGITLINK, Entry
@@ -195,9 +196,9 @@ def apply_sparse_checkout(
         elif not was and new:
             if path in writing:  # (CE_UPDATE: no check) CE_WT_REMOVE, its emptied directories with it
                 del writing[path]
-                if e.mode == S_IFGITLINK and os.path.lexists(top + path) and not os.path.isdir(top + path):
+                if e.mode == S_IFGITLINK and _not_a_dir(top + path):
                     # remove_or_warn goes by the new entry's mode: a gitlink's
-                    # rmdir, which the file there fails (and stays).
+                    # rmdir, which the file (or symlink) there fails, and stays.
                     unremovable.append(path)
                     continue
                 extra_remove.append(path)
@@ -247,6 +248,14 @@ def apply_sparse_checkout(
     if out:
         out.append("After fixing the above paths, you may want to run `git sparse-checkout reapply`.\n")
     return "".join(out) + kept
+
+
+def _not_a_dir(full: bytes) -> bool:
+    """Something that is not a directory (a symlink to one included) is at ``full``."""
+    try:
+        return not stat.S_ISDIR(os.lstat(full).st_mode)
+    except OSError:
+        return False
 
 
 def clear_skip_worktree_from_present_files(entries, config, top: bytes) -> None:

@@ -201,7 +201,7 @@ class SubmoduleMoves:
                 continue
             if cur is not None and t is not None and not entry_differs(cur, t):
                 continue
-            if not ((cur is None and h is None) or (cur is not None and h is not None and not entry_differs(cur, h))):
+            if entry_differs(cur, h):
                 continue  # reject_merge: the superproject's plan refuses it
             if self._name(path) is None and (not link_new or path not in self._update_names):
                 continue
