@@ -54,10 +54,11 @@ def keep_mmap_threshold() -> bool:
 
 
 def unfix_mmap_threshold() -> None:
-    """In a child forked from a process that :func:`keep_mmap_threshold`:
-    the thresholds as high as glibc's adjusting takes them. A helper
-    allocates and frees a blob's buffers item after item; mapping each
-    large one afresh made a switch of git.git 1-2% slower."""
+    """After :func:`keep_mmap_threshold`, in a process about to write files
+    (a forked helper, or a coordinator writing them itself): the thresholds
+    as high as glibc's adjusting takes them. A writer allocates and frees a
+    blob's buffers item after item; mapping each large one afresh made a
+    switch of git.git 1-3% slower."""
     if _mmap_threshold_fixed:
         _mallopt((M_MMAP_THRESHOLD, DEFAULT_MMAP_THRESHOLD_MAX), (M_TRIM_THRESHOLD, 2 * DEFAULT_MMAP_THRESHOLD_MAX))
 

@@ -193,3 +193,29 @@ def test_coordinator_gives_large_transients_back_and_its_children_do_not(tmp_pat
         "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), mapped_after_big_free())\n")],
         capture_output=True, text=True, cwd=tmp_path)
     assert child.stdout.split() == ["10", "True"], child.stderr
+
+
+@pytest.mark.skipif(not _glibc_mallinfo2(), reason="glibc's malloc (mallinfo2) only")
+def test_a_coordinator_writing_files_itself_adjusts_again(tmp_path):
+    """A coordinator that writes the files itself (one worker) sets glibc's
+    thresholds back first, as a forked helper does; one that hands them to
+    helpers keeps its fixed threshold."""
+    repo = tmp_path / "r"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "A",
+           "GIT_COMMITTER_EMAIL": "a@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+    for i in range(4):
+        (repo / f"f{i}").write_text(f"{i}\n")
+    subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "x"], cwd=repo, check=True, env=env)
+    for jobs, mapped in (("1", False), ("2", True)):
+        for i in range(4):
+            (repo / f"f{i}").unlink()
+        p = subprocess.run([sys.executable, "-c", _MAPPED_AFTER_BIG_FREE + (
+            "from git_checkout_helper.wrapper import keep_mmap_threshold\n"
+            "from git_checkout_helper.cli import checkout_main\n"
+            "assert keep_mmap_threshold()\n"
+            f"assert checkout_main(['-q', '-j', '{jobs}', '--threshold', '0', '-f', 'HEAD']) == 0\n"
+            "print(mapped_after_big_free())\n")], capture_output=True, text=True, cwd=repo, env=env)
+        assert p.stdout.split() == [str(mapped)], (jobs, p.stdout, p.stderr)
+        assert (repo / "f3").read_text() == "3\n"
