@@ -77,3 +77,16 @@ def test_reproducer_runs(tmp_path, layout):
                                                      + os.environ["PATH"]), capture_output=True)
     assert f"git: exit {res['git']['code']}\n".encode() in p.stdout, p.stdout + p.stderr
     assert f"ours: exit {res[1]['code']}\n".encode() in p.stdout, p.stdout + p.stderr
+
+
+def test_loss_is_of_the_user_s_bytes():
+    """LOSS: git keeps a user's bytes and ours does not. A file git kept as the
+    target's, of another mode but the same bytes (it overwrote the user's
+    file with them), is no loss where ours kept the user's file as it was."""
+    case = {"branches": [{}], "start": 0, "user": {"f": b"mine\n"}, "op": {"kind": "switch", "force": False},
+            "steps": []}
+    obs = {**{k: b"" for k in (*fuzz.STATE_KEYS, *fuzz.MESSAGE_KEYS)}, "code": 0, "message": "", "stderr": b""}
+    git = dict(obs, worktree={b"f": ("x", b"mine\n")})
+    assert "LOSS" not in fuzz.compare(case, git, dict(obs, worktree={b"f": ("f", b"mine\n")}))
+    assert "LOSS" in fuzz.compare(case, git, dict(obs, worktree={}))
+    assert "LOSS" in fuzz.compare(case, git, dict(obs, worktree={b"f": ("x", b"theirs\n")}))
