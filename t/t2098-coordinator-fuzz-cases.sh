@@ -724,6 +724,10 @@ test_expect_success 'sparse checkout: a new file over a directory of entries lea
 	fuzz_case reuc "checkout file" file &&
 	reuc_of reuc.git >reuc.expect && test -s reuc.expect && reuc_of reuc.ours >reuc.actual &&
 	test_cmp reuc.expect reuc.actual &&
+	# (-f: oneway_merge removes the index'"'"'s own entries, at stage 0: nothing recorded)
+	fuzz_case reuc "checkout -f file" "-f file" &&
+	reuc_of reuc.git >reuc.expect && test_must_be_empty reuc.expect &&
+	reuc_of reuc.ours >reuc.actual && test_must_be_empty reuc.actual &&
 	(cd reuc && git sparse-checkout disable) && fuzz_case reuc "checkout file" file &&
 	reuc_of reuc.git >reuc.expect && test_must_be_empty reuc.expect &&
 	reuc_of reuc.ours >reuc.actual && test_must_be_empty reuc.actual
