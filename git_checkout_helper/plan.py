@@ -231,7 +231,7 @@ class _Worktree:
         self._cache: dict[bytes, os.stat_result | None] = {}
         self.notdir: set[bytes] = set()  # lstat failed with ENOTDIR: a file took a leading dir's place
 
-    def lstat(self, path: bytes) -> os.stat_result | None:
+    def lstat(self, path: bytes, keep_file: bool = True) -> os.stat_result | None:
         try:
             return self._cache[path]
         except KeyError:
@@ -239,7 +239,9 @@ class _Worktree:
         st = _look(self.top + path)
         if st is UNSEEN:
             return os.lstat(self.top + path)  # (its error raised here, at its turn)
-        return self._keep(path, st)
+        if keep_file or st is None or st is _NOT_A_DIR or stat_mod.S_ISDIR(st.st_mode):
+            return self._keep(path, st)
+        return st
 
     def peek(self, path: bytes) -> os.stat_result | None:
         """:meth:`lstat` of a path the plan looks at once: a file's stat is
@@ -247,16 +249,7 @@ class _Worktree:
         after it ask). A far switch looks at every file that leaves, a
         ``-f`` at every file it keeps: 8.7 MiB of stat objects for a switch
         of 100,000 files, kept to its end."""
-        try:
-            return self._cache[path]
-        except KeyError:
-            pass
-        st = _look(self.top + path)
-        if st is UNSEEN:
-            return os.lstat(self.top + path)  # (its error raised here, at its turn)
-        if st is None or st is _NOT_A_DIR or stat_mod.S_ISDIR(st.st_mode):
-            return self._keep(path, st)
-        return st
+        return self.lstat(path, keep_file=False)
 
     def _keep(self, path: bytes, st) -> os.stat_result | None:
         """Cache what :func:`_look` found (ENOTDIR: absent, and noted)."""

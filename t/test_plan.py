@@ -295,7 +295,8 @@ def test_a_file_looked_at_once_is_not_kept(tmp_path, monkeypatch):
     assert set(wt._cache) == {b"d", b"gone", b"f/below"}
     kept: list[bytes] = []
     real = plan_mod._Worktree.lstat
-    monkeypatch.setattr(plan_mod._Worktree, "lstat", lambda self, p: kept.append(p) or real(self, p))
+    monkeypatch.setattr(plan_mod._Worktree, "lstat",
+                        lambda self, p, keep_file=True: (keep_file and kept.append(p)) or real(self, p, keep_file))
     t = Tree(tmp_path / "wt")
     entries = [t.write("a", b"one\n"), t.write("b", b"two\n")]
     for e in entries:
