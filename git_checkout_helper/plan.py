@@ -400,8 +400,17 @@ def plan_switch(
     differing = m.merge(None if head is None else head.files, target.files, io)
     if head is None:
         m.plan.merged = differing
-    m.verify_absent()
-    m.verify_absent_removed()
+    if outside is not None:
+        # A sparse checkout's merge checks no new path (merged_entry sets
+        # CE_NEW_SKIP_WORKTREE on every new entry first): what it refuses is
+        # refused before any new path is looked at, and the entries below a
+        # new file's directory are merged as any others.
+        m.verify_absent_removed()
+        m.refuse()
+        m.verify_absent()
+    else:
+        m.verify_absent()
+        m.verify_absent_removed()
     m.refuse()
     return m.plan
 

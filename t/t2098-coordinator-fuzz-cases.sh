@@ -733,6 +733,24 @@ test_expect_success 'sparse checkout: a new file over a directory of entries lea
 	reuc_of reuc.ours >reuc.actual && test_must_be_empty reuc.actual
 '
 
+test_expect_success 'sparse checkout: a merge refusal comes before any check of a new path, as git'"'"'s first pass makes no such check' '
+	# (outside a sparse checkout git finds the user'"'"'s file where the new file goes
+	# first; inside one, the entry below that path, whose directory the file replaced)
+	git init -q dfsparse && (
+		cd dfsparse && mkdir P && echo x >P/x && echo t >t && git add . && git commit -qm dir &&
+		git branch dir && git rm -rq --cached P && rm -rf P && echo file >P && git add P &&
+		git commit -qm file && git branch file && git checkout -q --detach dir &&
+		git sparse-checkout set --no-cone "/*" "!*.o" && rm -rf P && echo mine >P
+	) &&
+	fuzz_case dfsparse "checkout file" file &&
+	echo "error: Your local changes to the following files would be overwritten by checkout:" >expect &&
+	test_cmp expect first.ours && test_path_is_file dfsparse.ours/P &&
+	(cd dfsparse && git sparse-checkout disable && rm -rf P && echo mine >P) &&
+	fuzz_case dfsparse "checkout file" file &&
+	echo "error: The following untracked working tree files would be overwritten by checkout:" >expect &&
+	test_cmp expect first.ours
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&
