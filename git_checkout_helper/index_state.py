@@ -250,7 +250,7 @@ def invalidate_cache_tree(data: bytes, paths, rawsz: int) -> bytes:
 
 def resolve_undo_data(records: Iterable[tuple[bytes, int, bytes]]) -> bytes:
     """``resolve_undo_write``: the ``REUC`` extension's data for
-    (path, mode, raw id) entries recorded at stage 3, by path."""
+    (path, mode, raw id) entries recorded at stage 3, by path ("" for none)."""
     return b"".join(name + b"\0" + b"0\0" b"0\0" + b"%o\0" % mode + oid for name, mode, oid in sorted(records))
 
 
@@ -269,7 +269,7 @@ def index_chunks(
     err=None,
     sparse=None,
     ensure_tree=None,
-    resolve_undo: bytes | None = None,
+    resolve_undo: bytes = b"",
 ) -> Iterable[bytes]:
     """``write_locked_index`` after a checkout: the bytes for ``index.lock``,
     in chunks (:func:`index_file.index_file_chunks`).

@@ -79,13 +79,14 @@ def plan_reset(
         if changed:
             raise PlanError([(ERROR_WOULD_OVERWRITE, [min(changed)])], ["not_uptodate"])
     for path in sorted(tf):
-        e = value_entry(path, tf[path])
-        cur = old.get(path)
-        if cur is not None and cur.same_object(e):
-            if cur.extended_flags & CE_SKIP_WORKTREE or not reset_needs_update(
-                    cur, wt.peek(path), top + path, hash_name, to_worktree, racy_timestamp_ns, to_git, core):
-                plan.entries[path] = cur
-                continue
+        v, cur = tf[path], old.get(path)
+        same = cur is not None and not entry_differs(cur, v)
+        if same and (cur.extended_flags & CE_SKIP_WORKTREE or not reset_needs_update(
+                cur, wt.peek(path), top + path, hash_name, to_worktree, racy_timestamp_ns, to_git, core)):
+            plan.entries[path] = cur  # (no new entry made for a path kept: most of a -f's)
+            continue
+        e = value_entry(path, v)
+        if same:
             e.flags = cur.flags & CE_VALID  # (the old entry, rewritten: add_entry keeps its flags)
         elif cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
             e.extended_flags = CE_SKIP_WORKTREE

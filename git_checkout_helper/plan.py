@@ -28,7 +28,7 @@ from .hash_algo import new_hash
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
 from .index_file import CE_SKIP_WORKTREE, CE_VALID
 from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
-from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry, value_mode, value_oid
+from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry
 
 __all__ = ["Plan", "PlanError", "plan_switch", "vouched_for", "worktree_matches"]
 
@@ -445,7 +445,6 @@ class _TwowayMerge:
         self._names: list[bytes] | None = None  # the index's paths, sorted (_consume_subdirectory)
         self._removing: set[bytes] | None = None  # plan.remove's paths (_consume_subdirectory)
         self.index_is_head = False  # (merge: HEAD's files read from the index)
-        self.head_files: dict = {}  # (merge: HEAD's files, when not read from the index)
         #: A sparse checkout's test of a path outside its patterns (CE_NEW_SKIP_WORKTREE), or None.
         self.outside: Callable[[bytes], bool] | None = None
 
@@ -503,7 +502,6 @@ class _TwowayMerge:
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
         self.index_is_head = hf is None
-        self.head_files = hf or {}
         if hf is None:
             in_index = old.get
             differing = [path for path, v in tf.items()  # (entry_differs, inline for 100644)
@@ -627,17 +625,13 @@ class _TwowayMerge:
         removed (``deleted_entry``). The check then made for a ``path``
         inside the patterns (the second ``verify_absent``) adds the
         index's entry over it, and ``add_index_entry`` records the stage-3
-        entry it replaces as resolve-undo data: a ``REUC`` extension."""
+        entry it replaces as resolve-undo data: a ``REUC`` extension.
+        (The merge removes an index entry only where the index is HEAD's,
+        so the entry stands for HEAD's.)"""
         if self._removing is None:
             self._removing = set(self.plan.remove)
-        head = self.old if self.index_is_head else None
-        for name in self._index_below(path):
-            if name not in self._removing:
-                continue
-            if head is not None:
-                self.plan.resolve_undo.append((name, head[name].mode, head[name].oid))
-            elif (v := self.head_files.get(name)) is not None:
-                self.plan.resolve_undo.append((name, value_mode(v), value_oid(v)))
+        self.plan.resolve_undo += [(name, self.old[name].mode, self.old[name].oid) for name in self._index_below(path)
+                                   if name in self._removing]
 
     def _drop_replaced(self) -> None:
         """A new file below which the merge keeps an index entry (one only

@@ -52,9 +52,10 @@ class SparseCheckout:
         if cone:
             self._parse_cone(lines)
         if self.recursive is None:
-            from .ignore import parse_patterns
+            from .ignore import IgnoreRules, parse_patterns  # (only here: a cone needs neither)
 
             self.patterns = parse_patterns(b"\n".join(lines), b"")
+            self._last_match = IgnoreRules.last_match
 
     def _parse_cone(self, lines: list[bytes]) -> None:
         """``add_pattern_to_hashsets``: ``/*``, ``!/*/``, ``/d/``, ``!/d/*/``
@@ -114,12 +115,10 @@ class SparseCheckout:
         # clear_ce_flags_dir / clear_ce_flags_1: each leading directory's
         # decision is the default for what it holds; a pattern ending in "/"
         # matches a directory only, never the file below it.
-        from .ignore import IgnoreRules
-
-        result = False
+        result, last_match = False, self._last_match
         parts = path.split(b"/")
         for i in range(1, len(parts) + 1):
-            hit = IgnoreRules.last_match(self.patterns, b"/".join(parts[:i]), parts[i - 1], i < len(parts))
+            hit = last_match(self.patterns, b"/".join(parts[:i]), parts[i - 1], i < len(parts))
             if hit is not None:
                 result = hit
         return result

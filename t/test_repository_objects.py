@@ -97,7 +97,7 @@ def test_flattened_tree_holds_one_object_a_file(history):
         mode, _, oid = meta.split()
         listed[path.encode()] = (int(mode, 8), bytes.fromhex(oid))
     assert {p: (value_mode(v), value_oid(v)) for p, v in files.items()} == listed
-    # the id alone for a 100644 file (shared with nothing else), the id and a mode byte for the others
+    # the id alone for a 100644 file (value_oid gives that very object), the id and a mode byte for the others
     assert {len(v) for v in files.values()} == {20, 21}
     assert all(v is value_oid(v) for p, v in files.items() if listed[p][0] == 0o100644)
     # and its .gitattributes files apart, for the attributes read after the files are let go

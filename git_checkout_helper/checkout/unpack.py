@@ -50,7 +50,7 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
                             unread=clone is not None, ensure_tree=repo.ensure_tree,
                             # clone's own checkout writes a full index, whatever index.sparse says
                             sparse=repo.sparse_checkout() if clone is None else None,
-                            resolve_undo=resolve_undo_data(plan.resolve_undo) if plan.resolve_undo else None,
+                            resolve_undo=resolve_undo_data(plan.resolve_undo),
                             changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
     return entries
 

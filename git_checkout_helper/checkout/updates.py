@@ -54,7 +54,7 @@ from ..progress import Progress
 from ..refresh import smudge_racily_clean
 from ..repository import Repository
 from ..tree import TreeFiles, value_mode
-from ..verify_path import invalid_paths
+from ..verify_path import get_path_element_validator, invalid_paths
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue
@@ -652,8 +652,6 @@ def _refuse_invalid_paths(co: Checkout, paths: Iterable[bytes], mode_of: Callabl
 
 
 def _invalid_paths(co: Checkout, paths: Iterable[bytes], mode_of: Callable[[bytes], int]) -> list[bytes]:
-    from ..verify_path import get_path_element_validator
-
     return invalid_paths(paths, get_path_element_validator(co.repo.config), mode_of)
 
 
