@@ -751,6 +751,26 @@ test_expect_success 'sparse checkout: a merge refusal comes before any check of 
 	test_cmp expect first.ours
 '
 
+# the entry count in the index file of <dir> (with a split index: its split part)
+index_count() {
+	python3 -c "import sys; d=open(sys.argv[1], \"rb\").read(); print(int.from_bytes(d[8:12], \"big\"))" "$1/.git/index"
+}
+
+test_expect_success 'a path restore leaves a gitlink whose directory is there alone, its entry in the shared index' '
+	# (checkout_entry never touches a gitlink'"'"'s directory; a missing one it makes, and records)
+	git init -q linksplit && (
+		cd linksplit && c=$(git commit-tree -m x $(git mktree </dev/null)) &&
+		git update-index --add --cacheinfo 160000,$c,sub && git commit -qm link &&
+		mkdir -p sub && git update-index --split-index
+	) &&
+	fuzz_case linksplit "checkout -- ." "-- ." &&
+	index_count linksplit.git >expect && echo 0 >zero && test_cmp zero expect &&
+	index_count linksplit.ours >actual && test_cmp expect actual &&
+	rmdir linksplit/sub && fuzz_case linksplit "checkout -- ." "-- ." &&
+	index_count linksplit.git >expect && index_count linksplit.ours >actual && test_cmp expect actual &&
+	test -d linksplit.ours/sub
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

@@ -16,6 +16,7 @@ from ..pathspec import PathspecError, parse_pathspec
 from ..plan import Plan
 from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
+from ..submodule import should_update_submodules
 from ..tree import value_entry
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .updates import Checkout, _execute
@@ -115,7 +116,6 @@ def _submodule_moves(co: Checkout, todo: list[Entry], index: dict[bytes, Entry])
     (``submodule_move_head`` with SUBMODULE_MOVE_HEAD_FORCE, as
     ``checkout_worktree``'s state is forced), planned before anything is
     touched (see :mod:`checkout.submodules`)."""
-    from ..submodule import should_update_submodules
     from .submodules import SubmoduleMoves
 
     if not should_update_submodules(co.repo.config, co.opts.recurse_submodules):
@@ -160,6 +160,7 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
         else:
             tree = None
             source = idx.entries
+        recurse = should_update_submodules(repo.config, opts.recurse_submodules)
         for path in sorted(source):
             e = source[path]
             cur = idx.entries.get(path)
@@ -176,6 +177,8 @@ def run_checkout_paths(repo: Repository, treeish: str | None, pathspecs: list[st
                     st = os.lstat(co.top + path)
                     if e.mode != S_IFGITLINK and co.uptodate(e, st, idx.mtime_ns):
                         continue
+                    if e.mode == S_IFGITLINK and stat.S_ISDIR(st.st_mode) and not recurse:
+                        continue  # checkout_entry leaves a gitlink's directory alone, and its entry
                 except (FileNotFoundError, NotADirectoryError):
                     pass
                 e = Entry(e.name, e.mode, e.oid, flags=e.flags, extended_flags=e.extended_flags)
