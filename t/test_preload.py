@@ -251,7 +251,7 @@ def _switch_both(big, tmp_path, monkeypatch, preload: bool, setup: str = "plain"
     if ahead:
         monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
         result = treeahead.TreeAhead.result
-        monkeypatch.setattr(treeahead.TreeAhead, "result", lambda self: used.append(result(self)) or used[-1])
+        monkeypatch.setattr(treeahead.TreeAhead, "result", lambda self, *index: used.append(result(self, *index)) or used[-1])
     ours = _twin(src, env, tmp_path / "ours", preload, setup)
     theirs = _twin(src, env, tmp_path / "git", preload, setup)
     isolate_api_env(monkeypatch, env["HOME"])

@@ -55,6 +55,55 @@ def test_the_child_reads_what_tree_of_reads(history):
     assert ahead.result() is None  # (asked twice: the child is gone)
 
 
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_the_tree_shares_the_index_s_paths_and_alike_ids(make_repo, object_format):
+    """Every path the index holds is the index entry's own name in the
+    tree, and a 100644 id it holds alike is the entry's own id; the tree
+    is the one tree_of reads, values and modes as they were."""
+    src = make_repo(object_format=object_format)
+    for name, text in (("same", "1\n"), ("changed", "2\n"), ("tool", "3\n"), ("was-x", "4\n")):
+        (src.path / name).write_text(text)
+    (src.path / "tool").chmod(0o755)
+    (src.path / "was-x").chmod(0o755)
+    os.symlink("same", src.path / "link")
+    src.git("add", ".")
+    src.git("commit", "-q", "-m", "index")
+    (src.path / "changed").write_text("changed\n")
+    (src.path / "was-x").chmod(0o644)
+    (src.path / "new").write_text("5\n")
+    src.git("add", ".")
+    src.git("commit", "-q", "-m", "target")
+    target = src.git("rev-parse", "HEAD").strip()
+    src.git("reset", "-q", "--hard", "HEAD^")
+    repo = Repository.open(str(src.path))
+    index = repo.read_index().entries
+    tree, _ = TreeAhead(repo, target, lambda tree: None).result(index)
+    assert tree.files == Repository.open(str(src.path)).tree_of(target).files
+    key = {p: p for p in tree.files}
+    assert {p for p in tree.files if p not in index or key[p] is not index[p].name} == {b"new"}
+    shared = {p for p, v in tree.files.items() if p in index and v is index[p].oid}
+    assert shared == {b"same", b"was-x"}  # 100644 ids alike (was-x: the same blob, its mode changed)
+    # (not shared: "changed", another id; "tool" and "link", whose values carry their mode)
+
+
+def test_the_tree_s_files_travel_in_slices_of_paths(monkeypatch):
+    """Packed and unpacked across several path strings, 20- and 32-byte ids
+    with and without a mode byte; a transfer whose values do not pair up
+    with its paths is refused (the caller then reads the tree itself)."""
+    monkeypatch.setattr(treeahead, "PATHS_PER_STRING", 2)
+    for rawsz in (20, 32):
+        files = {b"a": b"\1" * rawsz, b"b/c": b"\2" * rawsz + b"x", b"b/d": b"\3" * rawsz + b"l",
+                 b"e": b"\4" * rawsz + b"g", b"f": b"\5" * rawsz}
+        paths, values = treeahead._pack_files(files)
+        assert len(paths) == 3 and len(values) == 5 * (rawsz + 1)
+        assert treeahead._unpack_files(paths, values, rawsz, {}) == files
+        with pytest.raises((ValueError, IndexError)):
+            treeahead._unpack_files(paths, values[:-1], rawsz, {})
+        with pytest.raises(ValueError):
+            treeahead._unpack_files(paths[:-1], values, rawsz, {})
+    assert treeahead._unpack_files([], b"", 20, {}) == {}
+
+
 def test_a_failing_child_gives_none_and_is_reaped(history):
     repo = Repository.open(str(history.path))
     blob = history.git("rev-parse", "HEAD:d0/f0").strip()
@@ -99,8 +148,8 @@ def read_ahead(monkeypatch):
     seen = []
     result = TreeAhead.result
 
-    def spy(self):
-        got = result(self)
+    def spy(self, *index):
+        got = result(self, *index)
         seen.append(got[1] if got is not None else None)
         return got
 

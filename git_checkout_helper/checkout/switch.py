@@ -86,7 +86,7 @@ def run_checkout(
         co.filters.ref, co.filters.treeish = branch, commit
         co.start_helpers_ahead(len(old.entries))
         index_is_head = _index_is_head(repo, old, head_commit) if ahead is not None and not reset else None  # (meanwhile)
-        got = ahead.result() if ahead is not None else None
+        got = ahead.result(old.entries) if ahead is not None else None
         target, hostile = got if got is not None else (repo.tree_of(commit), None)
         # checkout_branch: not to a branch another worktree has out (unless detaching or creating: -B checks).
         creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
