@@ -158,16 +158,18 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     """A streamed switch computes the new index's order and TREE extension
     (unpack.index_order) once, after the last item is queued and before the
     helpers' results are collected, and writes the index with them: git's,
-    TREE extension included."""
+    TREE extension included. The plan's dictionary of entries is let go
+    once the order holds them (memory: it is not read again)."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
     from git_checkout_helper.index_file import parse_index
 
-    events = []
+    events, plans = [], []
     order, finish = unpack.index_order, workers.PoolRun.finish
 
     def spy_order(co, plan, target):
         events.append("index_order")
+        plans.append(plan)
         return order(co, plan, target)
 
     def spy_finish(self):
@@ -182,9 +184,33 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     git(theirs, "checkout", "-q", "other")
     assert report.streamed
     assert events == ["index_order", "finish"]  # (and write_index used what it made)
+    assert plans[0].entries is None
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
     assert trees[0] is not None and trees[0] == trees[1]
+
+
+def test_whether_the_index_changed_is_told_from_the_order_alone():
+    """unpack._changed: the new index changed when the plan writes or
+    removes a file, or when its paths are not the old index's (told from
+    the ordered entries, the plan's dictionary maybe let go)."""
+    from git_checkout_helper.checkout.unpack import _changed
+    from git_checkout_helper.index import Entry
+    from git_checkout_helper.plan import Plan
+
+    def entries(*names):
+        return [Entry(n, 0o100644, bytes(20)) for n in names]
+
+    old = {e.name: e for e in entries(b"a", b"b")}
+    plan = Plan()
+    plan.entries = None
+    assert not _changed(plan, entries(b"a", b"b"), old)
+    assert _changed(plan, entries(b"a", b"c"), old)  # as many paths, another one
+    assert _changed(plan, entries(b"a"), old) and _changed(plan, entries(b"a", b"b", b"c"), old)
+    plan.remove = [b"x"]
+    assert _changed(plan, entries(b"a", b"b"), old)
+    plan.remove, plan.write = [], entries(b"a")
+    assert _changed(plan, entries(b"a", b"b"), old)
 
 
 @pytest.mark.parametrize("quiet", [True, False])

@@ -51,8 +51,15 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
                             # clone's own checkout writes a full index, whatever index.sparse says
                             sparse=repo.sparse_checkout() if clone is None else None,
                             resolve_undo=resolve_undo_data(plan.resolve_undo),
-                            changed=bool(plan.write or plan.remove) or plan.entries.keys() != old.entries.keys()))
+                            changed=_changed(plan, entries, old.entries)))
     return entries
+
+
+def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
+    """Whether the new index (``entries``) adds, removes or rewrites an
+    entry of the ``old`` one, without the plan's dictionary (which the
+    switch may have let go: :func:`switch._order_index`)."""
+    return bool(plan.write or plan.remove) or len(entries) != len(old) or any(e.name not in old for e in entries)
 
 
 def index_order(co: Checkout, plan: Plan, target: TreeFiles) -> tuple[list[Entry], bytes | None]:
