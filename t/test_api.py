@@ -9,6 +9,7 @@ test_plan.py.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 import subprocess
@@ -216,10 +217,13 @@ def test_whether_the_index_changed_is_told_from_the_order_alone():
 @pytest.mark.parametrize("quiet", [True, False])
 def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monkeypatch, quiet):
     """Memory: a switch lets go of HEAD's files after the merge, and of the
-    target's once the new index's order is made, unless the local changes
-    are to be shown from them (not ``quiet``). A tree let go is read again
+    target's once the new index's order is made, whether or not the local
+    changes are shown after it (not ``quiet``: from where the new index and
+    the target differ, found with the order). A tree let go is read again
     when asked for, never taken empty from the cache; the result is git's
-    either way, a staged change carried over."""
+    either way, a staged change carried over and shown as git shows it."""
+    from git_checkout_helper.checkout.options import CheckoutOptions
+    from git_checkout_helper.checkout.switch import run_checkout
     from git_checkout_helper.repository import Repository
 
     released = []
@@ -234,13 +238,17 @@ def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monk
     for d in (ours, theirs):
         (d / "d0" / "f20").write_text("local\n")
         git(d, "add", "d0/f20")  # (the index's cache tree no longer HEAD's: HEAD's files are read)
-    report = checkout(str(ours), "other", workers=2, threshold=0, quiet=quiet)
-    git(theirs, "checkout", "-q", "other")
+    out = io.StringIO()
+    report = run_checkout(Repository.open(str(ours), {}), "other", CheckoutOptions(workers=2, threshold=0, quiet=quiet),
+                          err=io.StringIO(), out=out)
+    shown = out.getvalue().encode()
+    assert shown == git(theirs, "checkout", *(["-q"] if quiet else []), "other")
     assert report.streamed
     assert_same(ours, theirs)
     assert git(ours, "diff", "--cached", "--name-only", "HEAD") == b"d0/f20\n"
+    assert shown == b"" if quiet else shown.startswith(b"M\td0/f20\n")
     heads = [git(ours, "rev-parse", f"{c}^{{tree}}").strip() for c in ("main", "other")]
-    assert [t.tree_id.hex().encode() for t, _ in released] == (heads if quiet else heads[:1])
+    assert [t.tree_id.hex().encode() for t, _ in released] == heads
     for tree, again in released:
         assert tree.files == {} and again is not tree
         assert len(again.files) == len(git(ours, "ls-tree", "-r", again.tree_id.hex()).splitlines())

@@ -101,9 +101,9 @@ def test_tree_as_git(src, tmp_path, monkeypatch, setup):
     assert (version == 4) is (setup == "index-v4") and (b"link" in extensions) is (setup == "split-index")
     assert (ours / "d01").exists() is (setup != "sparse")
     merged = []
-    cache_tree = unpack.cache_tree
-    monkeypatch.setattr(unpack, "cache_tree", lambda target, plan, *a: merged.append(plan.merged)
-                        or cache_tree(target, plan, *a))
+    differences = unpack.target_differences
+    monkeypatch.setattr(unpack, "target_differences", lambda target, plan: merged.append(plan.merged)
+                        or differences(target, plan))
     loads = []  # the sparse-checkout patterns, read once for the whole switch (Repository.sparse_checkout)
     load = sparse_mod.load_sparse_checkout
     monkeypatch.setattr(sparse_mod, "load_sparse_checkout", lambda *a: loads.append(a) or load(*a))

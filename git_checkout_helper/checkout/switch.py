@@ -21,7 +21,7 @@ from ..refresh import refresh_entries
 from ..repository import Repository
 from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
-from ..tree import EMPTY, TreeFiles, entry_differs, value_mode
+from ..tree import EMPTY, TreeFiles, value_mode
 from ..treeahead import tree_ahead
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .unpack import apply_sparse, ignore_matcher, index_order, write_index
@@ -109,13 +109,13 @@ def run_checkout(
         if co.submodules is not None:
             co.submodules.apply_sparse(plan)
         else:  # (submodule moves may change the plan after the files are written)
-            co.meanwhile = partial(_order_index, co, plan, target, keep_target=_shows_local_changes(opts, clone))
+            co.meanwhile = partial(_order_index, co, plan, target)
         _execute(co, plan, opts, err, checked=target.files)
         if sparse_warnings:
             err.write(sparse_warnings)
         if co.errors:
             raise CheckoutError("", 1)
-        entries = write_index(co, lock, plan, target, old, clone)
+        entries, differing = write_index(co, lock, plan, target, old, clone)
     except BaseException:
         if co is not None:
             co.close_helpers()  # (started ahead of a merge that failed)
@@ -125,7 +125,7 @@ def run_checkout(
         lock.rollback()
         raise
     if _shows_local_changes(opts, clone):
-        out.writelines(_local_changes(co, target, entries, old.mtime_ns))
+        out.writelines(_local_changes(co, entries, differing, old.mtime_ns))
     if switch is not None:
         update_refs_for_switch(repo, switch, branch_opts, opts.quiet, old_branch, head_commit, commit,
                                getattr(branch_opts, "exists", False), out, err)
@@ -139,18 +139,18 @@ def _shows_local_changes(opts: CheckoutOptions, clone: str | None) -> bool:
     return not opts.force and not opts.quiet and clone is None
 
 
-def _order_index(co: Checkout, plan, target: TreeFiles, keep_target: bool) -> None:
-    """``co.meanwhile`` of a switch: the new index's order and cache tree
-    (:func:`unpack.index_order`), made while the helpers write; then the
-    plan's dictionary of entries is let go (the order holds them; 5 MiB at
-    100,000 files, held until the helpers' results came in), and the
-    target's files too (:meth:`Repository.release_tree`) unless the local
-    changes are to be shown from them: nothing else reads them after this
-    (attributes read ``target.attributes``)."""
+def _order_index(co: Checkout, plan, target: TreeFiles) -> None:
+    """``co.meanwhile`` of a switch: the new index's order, cache tree and
+    differences from the target (:func:`unpack.index_order`), made while
+    the helpers write; then the plan's dictionary of entries is let go (the
+    order holds them; 5 MiB at 100,000 files, held until the helpers'
+    results came in), and the target's files too
+    (:meth:`Repository.release_tree`): nothing reads them after this
+    (attributes read ``target.attributes``; the local changes shown after
+    a switch, the differences)."""
     co.index_order = index_order(co, plan, target)
     plan.entries = None
-    if not keep_target:
-        co.repo.release_tree(target)
+    co.repo.release_tree(target)
 
 
 def _refuse_unmerged(unmerged, out: TextIO) -> None:
@@ -325,7 +325,12 @@ def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: byt
                   f"to do so with:\n\n git branch <new-branch-name> {_abbrev(repo, old)}\n\n")
 
 
-def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_ns: int) -> list[str]:
+#: :func:`_local_changes`'s word for a path the target holds as the new index does.
+_ALIKE = object()
+
+
+def _local_changes(co: Checkout, entries: list[Entry], differing: dict[bytes, bytes | None],
+                   racy_ns: int) -> list[str]:
     """``show_local_changes``: what differs between the new HEAD and the work
     tree (through the new index, ``entries``), as ``diff-index
     --name-status`` lines in path order.
@@ -339,16 +344,17 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
     A submodule counts as
     changed when its HEAD is not the recorded commit (dirty submodule
     contents are not looked at).
+
+    ``differing``: where the new index and the target differ, with the
+    target's value there (:func:`unpack.target_differences`); elsewhere
+    the target holds each entry alike. The target's files themselves are
+    let go by then (:func:`_order_index`).
     """
-    tf = target.files
-    in_target = tf.get
+    rest = dict(differing)
     found: list[tuple[bytes, str]] = []
-    shared = 0  # entries whose path the target has
     for e in entries:
         path = e.name
-        t = in_target(path)
-        if t is not None:
-            shared += 1
+        t = rest.pop(path, _ALIKE)
         changed, mode = False, e.mode
         if not e.uptodate and not e.extended_flags & 0x4000:  # (skip-worktree: the entry stands for the file)
             full = co.top + path
@@ -364,11 +370,10 @@ def _local_changes(co: Checkout, target: TreeFiles, entries: list[Entry], racy_n
                 changed, mode = True, _mode_of(st)  # diff-index's ie_match_stat: a stat change, unread
         if t is None:
             found.append((path, "A"))
-        elif changed or entry_differs(e, t):
-            found.append((path, "T" if (mode ^ value_mode(t)) & 0o170000 else "M"))
-    if shared != len(tf):  # the target's paths the index lacks
-        names = {e.name for e in entries}
-        found += [(p, "D") for p in tf if p not in names]
+        elif changed or t is not _ALIKE:
+            head_mode = e.mode if t is _ALIKE else value_mode(t)
+            found.append((path, "T" if (mode ^ head_mode) & 0o170000 else "M"))
+    found += [(p, "D") for p, t in rest.items() if t is not None]  # the target's paths the index lacks
     found.sort()  # (a few lines, as a rule)
     return [f"{letter}\t{path.decode('utf-8', 'surrogateescape')}\n" for path, letter in found]
 

@@ -36,12 +36,13 @@ def ignore_matcher(repo: Repository, index, per_directory_only: bool = False) ->
 
 
 def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None
-                ) -> list[Entry]:
+                ) -> tuple[list[Entry], dict[bytes, bytes | None]]:
     """The index a switch (or a clone, or a submodule's move) leaves:
     ``unpack_trees``'s result with its TREE extension, racily clean entries
-    smudged, written under ``lock``. Returns its entries."""
+    smudged, written under ``lock``. Returns its entries and where they
+    differ from the target (:func:`index_order`)."""
     repo = co.repo
-    entries, tree_ext = co.index_order or index_order(co, plan, target)
+    entries, tree_ext, differing = co.index_order or index_order(co, plan, target)
     if clone is not None:
         co.collisions.report(entries, co.err)
     co.smudge_racily_clean(entries, old.mtime_ns)
@@ -52,7 +53,7 @@ def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, ol
                             sparse=repo.sparse_checkout() if clone is None else None,
                             resolve_undo=resolve_undo_data(plan.resolve_undo),
                             changed=_changed(plan, entries, old.entries)))
-    return entries
+    return entries, differing
 
 
 def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
@@ -62,13 +63,17 @@ def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
     return bool(plan.write or plan.remove) or len(entries) != len(old) or any(e.name not in old for e in entries)
 
 
-def index_order(co: Checkout, plan: Plan, target: TreeFiles) -> tuple[list[Entry], bytes | None]:
-    """The new index's entries in order and its TREE extension: what
-    :func:`write_index` needs of the plan alone (names, modes, ids; not the
-    stat data the writing fills in), so that a switch can have them made
-    while its helpers write (``co.meanwhile``, kept in ``co.index_order``)."""
+def index_order(co: Checkout, plan: Plan, target: TreeFiles
+                ) -> tuple[list[Entry], bytes | None, dict[bytes, bytes | None]]:
+    """The new index's entries in order, its TREE extension, and where it
+    differs from the target (:func:`target_differences`): what
+    :func:`write_index` and ``show_local_changes`` need of the plan and the
+    target alone (names, modes, ids; not the stat data the writing fills
+    in), so that a switch can have them made while its helpers write
+    (``co.meanwhile``, kept in ``co.index_order``), and let both go."""
     entries = [plan.entries[p] for p in sorted(plan.entries)]
-    return entries, cache_tree(target, plan, co.repo, entries)
+    differing = target_differences(target, plan)
+    return entries, cache_tree(target, differing, co.repo, entries), differing
 
 
 def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry], sparse, reset: bool = False) -> str:
@@ -88,13 +93,10 @@ def apply_sparse(co: Checkout, plan: Plan, old: dict[bytes, Entry], sparse, rese
         reset)
 
 
-def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[Entry]) -> bytes | None:
-    """A TREE extension from the target's trees, invalid where the index
-    differs, then repaired where a tree of the index's content exists
-    (``entries``: the plan's, in index order)."""
-    if target.tree_id is None:
-        return None
-    invalid: set[bytes] = set()
+def target_differences(target: TreeFiles, plan: Plan) -> dict[bytes, bytes | None]:
+    """The paths at which the new index (the plan's entries) and the
+    target differ, each with the target's value there (None: the target
+    lacks it). Everywhere else the new index holds the target's entry."""
     tf, pe = target.files, plan.entries
     if plan.merged is not None:
         # Only the merged paths can differ (Plan.merged): a third of a
@@ -107,6 +109,18 @@ def cache_tree(target: TreeFiles, plan: Plan, repo: Repository, entries: list[En
         # were among those compared (the usual case, found without a second pass).
         if len(tf) != len(pe) - sum(1 for p in differing if p not in tf):
             differing += [p for p in tf if p not in pe]
+    return {p: tf.get(p) for p in differing}
+
+
+def cache_tree(target: TreeFiles, differing: dict[bytes, bytes | None], repo: Repository,
+               entries: list[Entry]) -> bytes | None:
+    """A TREE extension from the target's trees, invalid where the index
+    differs (``differing``: :func:`target_differences`), then repaired
+    where a tree of the index's content exists (``entries``: the plan's,
+    in index order)."""
+    if target.tree_id is None:
+        return None
+    invalid: set[bytes] = set()
     for p in differing:
         d = p
         while True:
