@@ -87,7 +87,9 @@ def plan_reset(
             continue
         e = value_entry(path, v)
         if same:
-            e.flags = cur.flags & CE_VALID  # (the old entry, rewritten: add_entry keeps its flags)
+            # add_entry adds the old entry itself, to be rewritten (CE_UPDATE): its flags, and its
+            # stat data where nothing is written after all (a path the sparse patterns leave).
+            e.flags, e.sd = cur.flags & CE_VALID, cur.sd
         elif cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
             e.extended_flags = CE_SKIP_WORKTREE
         plan.entries[path] = e

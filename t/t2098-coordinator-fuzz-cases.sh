@@ -33,6 +33,11 @@ _without_racy() {
 	cat racypaths.git.lst racypaths.ours.lst | awk -F"\t" "NR == FNR { racy[\$0] = 1; next } !(\$2 in racy)" - "$1"
 }
 
+# the entry count in the index file of <dir> (with a split index: its split part)
+index_count() {
+	python3 -c "import sys; d=open(sys.argv[1], \"rb\").read(); print(int.from_bytes(d[8:12], \"big\"))" "$1/.git/index"
+}
+
 # ours_git_opts: options before ours' subcommand (e.g. -c name=value), empty by default
 ours_git_opts=
 fuzz_case() {
@@ -580,6 +585,19 @@ test_expect_success '-f removing a stale file that leaves the patterns: git says
 	fuzz_case sparse "checkout -f other" "-f other"
 '
 
+test_expect_success 'sparse checkout: -f keeps the stat data of an entry it would rewrite but leaves outside, as git, split index or not' '
+	for split in "" "git update-index --split-index"
+	do
+		rm -rf sparse* && outside sparse && git -C sparse update-index --no-assume-unchanged d/x &&
+		(cd sparse && eval "$split") &&
+		fuzz_case sparse "checkout -f other" "-f other" &&
+		git -C sparse.git ls-files --debug d/x >expect &&
+		git -C sparse.ours ls-files --debug d/x >actual &&
+		test_cmp expect actual && ! test_grep "mtime: 0:0" actual &&
+		index_count sparse.git >expect && index_count sparse.ours >actual && test_cmp expect actual || return 1
+	done
+'
+
 test_expect_success 'a clean file that leaves, outside the patterns: git still says it is not up to date' '
 	rm -rf sparse* && outside sparse &&
 	git -C sparse update-index --no-assume-unchanged d/x && git -C sparse update-index -q --refresh &&
@@ -750,11 +768,6 @@ test_expect_success 'sparse checkout: a merge refusal comes before any check of 
 	echo "error: The following untracked working tree files would be overwritten by checkout:" >expect &&
 	test_cmp expect first.ours
 '
-
-# the entry count in the index file of <dir> (with a split index: its split part)
-index_count() {
-	python3 -c "import sys; d=open(sys.argv[1], \"rb\").read(); print(int.from_bytes(d[8:12], \"big\"))" "$1/.git/index"
-}
 
 test_expect_success 'a path restore leaves a gitlink whose directory is there alone, its entry in the shared index' '
 	# (checkout_entry never touches a gitlink'"'"'s directory; a missing one it makes, and records)
