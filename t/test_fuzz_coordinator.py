@@ -62,7 +62,7 @@ def test_generated_trees_are_valid():
 @pytest.mark.parametrize("layout", fuzz.LAYOUTS)
 def test_reproducer_runs(tmp_path, layout):
     """A reproducer is a shell script that rebuilds the case, in its layout
-    (a linked worktree, GIT_INDEX_FILE), and runs both sides to the exit
+    (a linked worktree, GIT_INDEX_FILE, GIT_DIR with core.worktree), and runs both sides to the exit
     codes the fuzzer saw; the case ran where its layout says."""
     rng = random.Random(5)
     env = fuzz.Env(str(tmp_path / "home"))
@@ -71,6 +71,7 @@ def test_reproducer_runs(tmp_path, layout):
     twin = tmp_path / "case" / "git"
     assert (twin / ".git").is_file() == (layout == "linked")
     assert (twin / ".git" / "alt-index").exists() == (layout == "index-file")
+    assert (twin / ".repo" / "HEAD").exists() == (layout == "core-worktree")
     script = tmp_path / "repro.sh"
     script.write_text(fuzz.reproducer(case, res))
     p = subprocess.run(["sh", str(script)], env=dict(env.env, PATH=os.path.join(ROOT, ".venv", "bin") + ":"
