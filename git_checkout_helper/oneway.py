@@ -97,4 +97,5 @@ def plan_reset(
     for path in old:
         if path not in tf:
             plan.remove.append(path)
+    plan.merged = []  # (every entry is the target's: none differs)
     return plan

@@ -109,8 +109,9 @@ class Plan:
         #: When not None, the only paths whose entries may differ from the
         #: target's: a switch from an index that holds exactly HEAD's files
         #: keeps, at every path HEAD and the target hold alike, an entry
-        #: that is the target's too (unpack.cache_tree then compares these
-        #: alone, not the whole index).
+        #: that is the target's too (unpack.target_differences then compares
+        #: these alone, not the whole index); a oneway merge (-f, a clone)
+        #: leaves none that differs.
         self.merged: list[bytes] | None = None
         #: (path, mode, raw id) of HEAD's entries that git's result records
         #: as resolved at stage 3 (:meth:`_TwowayMerge._record_resolve_undo`).

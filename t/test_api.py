@@ -159,19 +159,25 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     """A streamed switch computes the new index's order and TREE extension
     (unpack.index_order) once, after the last item is queued and before the
     helpers' results are collected, and writes the index with them: git's,
-    TREE extension included. The plan's dictionary of entries is let go
-    once the order holds them (memory: it is not read again)."""
+    TREE extension included. Memory: the target's files are let go before
+    any file is written (once its paths are checked), the plan's dictionary
+    of entries once the order holds them; neither is read again."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
+    from git_checkout_helper.checkout.updates import Checkout
     from git_checkout_helper.index_file import parse_index
+    from git_checkout_helper.repository import Repository
 
     events, plans = [], []
     order, finish = unpack.index_order, workers.PoolRun.finish
+    release, write = Repository.release_tree, Checkout.write_entries
+    monkeypatch.setattr(Repository, "release_tree", lambda self, tree: events.append("release") or release(self, tree))
+    monkeypatch.setattr(Checkout, "write_entries", lambda self, e: events.append("write") or write(self, e))
 
-    def spy_order(co, plan, target):
+    def spy_order(co, plan, target, *differing):
         events.append("index_order")
         plans.append(plan)
-        return order(co, plan, target)
+        return order(co, plan, target, *differing)
 
     def spy_finish(self):
         events.append("finish")
@@ -184,7 +190,7 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     report = checkout(str(ours), "other", workers=2, threshold=0)
     git(theirs, "checkout", "-q", "other")
     assert report.streamed
-    assert events == ["index_order", "finish"]  # (and write_index used what it made)
+    assert events == ["release", "write", "index_order", "finish"]  # (and write_index used what it made)
     assert plans[0].entries is None
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]

@@ -5,13 +5,14 @@ A switch whose index holds exactly HEAD's files (its cache tree valid at the
 root for HEAD's tree: HEAD's files are then taken from it) keeps, at every
 path HEAD and the target hold alike, an entry that is the target's too; the
 new TREE extension then compares the merged paths alone with the target
-(``unpack.cache_tree``). Twins switch from ``main`` to ``other`` (files
+(``unpack.target_differences``). Twins switch from ``main`` to ``other`` (files
 changed in every directory, a new directory, a file and a whole directory
 gone): clean, with an unstaged change the switch carries, and with staged
 changes (the index is not HEAD's; the whole index is compared). Each must
 leave git's index (version, extensions, TREE bytes), status and HEAD, and
 say whether the merged paths were what was compared; the clean case also
 in a linked worktree, a split index, index version 4 and a sparse checkout.
+After ``-f`` (a oneway merge) no path can differ, whatever was staged.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 from conftest import files_repo, git, isolate_api_env, run_git, twin_env
 
 from git_checkout_helper import sparse as sparse_mod
-from git_checkout_helper.checkout import unpack
+from git_checkout_helper.checkout import switch, unpack
 from git_checkout_helper.checkout.options import CheckoutOptions
 from git_checkout_helper.checkout.switch import run_checkout
 from git_checkout_helper.index_file import parse_index
@@ -84,8 +85,8 @@ def _index(path, env):
     return idx.version, [sig for sig, _ in idx.extensions], idx.extension(b"TREE")
 
 
-@pytest.mark.parametrize("setup", list(SETUPS))
-def test_tree_as_git(src, tmp_path, monkeypatch, setup):
+@pytest.mark.parametrize("setup,force", [(s, False) for s in SETUPS] + [(s, True) for s in ("staged", "sparse")])
+def test_tree_as_git(src, tmp_path, monkeypatch, setup, force):
     source, env = src
     twins = []
     for name in ("ours", "git"):
@@ -102,24 +103,28 @@ def test_tree_as_git(src, tmp_path, monkeypatch, setup):
     assert (ours / "d01").exists() is (setup != "sparse")
     merged = []
     differences = unpack.target_differences
-    monkeypatch.setattr(unpack, "target_differences", lambda target, plan: merged.append(plan.merged)
-                        or differences(target, plan))
+    for module in (unpack, switch):
+        monkeypatch.setattr(module, "target_differences", lambda target, plan: merged.append(plan.merged)
+                            or differences(target, plan))
     loads = []  # the sparse-checkout patterns, read once for the whole switch (Repository.sparse_checkout)
     load = sparse_mod.load_sparse_checkout
     monkeypatch.setattr(sparse_mod, "load_sparse_checkout", lambda *a: loads.append(a) or load(*a))
     isolate_api_env(monkeypatch, env["HOME"])
     run_checkout(Repository.open(str(ours), dict(os.environ)), "other",
-                 CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=True), err=io.StringIO(),
+                 CheckoutOptions(workers=2, threshold=0, online_cpus=2, quiet=True, force=force), err=io.StringIO(),
                  out=io.StringIO())
     assert len(loads) == 1
-    run_git(theirs, "-c", "checkout.workers=2", "checkout", "-q", "other", env=env, check=True)
+    run_git(theirs, "-c", "checkout.workers=2", "checkout", "-q", *(["-f"] if force else []), "other", env=env,
+            check=True)
     assert _index(ours, env) == _index(theirs, env)
     for args in (["ls-files", "-s"], ["status", "--porcelain"], ["rev-parse", "HEAD"], ["diff-files"]):
         assert git(ours, *args, env=env) == git(theirs, *args, env=env), args
     # Only a switch from HEAD's own index compares the merged paths alone:
     # those HEAD and other hold otherwise, nothing else.
     assert len(merged) == 1
-    if setup == "staged":
+    if force:  # -f: the new index is the target's everywhere
+        assert merged == [[]]
+    elif setup == "staged":
         assert merged == [None]
     else:
         assert sorted(merged[0]) == sorted(

@@ -24,7 +24,7 @@ from ..submodule import should_update_submodules
 from ..tree import EMPTY, TreeFiles, value_mode
 from ..treeahead import tree_ahead
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
-from .unpack import apply_sparse, ignore_matcher, index_order, write_index
+from .unpack import apply_sparse, ignore_matcher, index_order, target_differences, write_index
 from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree, hostile_paths
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
@@ -106,16 +106,12 @@ def run_checkout(
         if recurse:
             co.submodules = _plan_submodules(co, reset, old, head_commit, target, None)
         sparse_warnings = apply_sparse(co, plan, old.entries, sparse, reset=reset)
-        if co.submodules is not None:
-            co.submodules.apply_sparse(plan)
-        else:  # (submodule moves may change the plan after the files are written)
-            co.meanwhile = partial(_order_index, co, plan, target)
-        _execute(co, plan, opts, err, checked=target.files)
+        differing = _write_files(co, plan, target, opts, err)
         if sparse_warnings:
             err.write(sparse_warnings)
         if co.errors:
             raise CheckoutError("", 1)
-        entries, differing = write_index(co, lock, plan, target, old, clone)
+        entries, differing = write_index(co, lock, plan, target, old, clone, differing)
     except BaseException:
         if co is not None:
             co.close_helpers()  # (started ahead of a merge that failed)
@@ -139,18 +135,32 @@ def _shows_local_changes(opts: CheckoutOptions, clone: str | None) -> bool:
     return not opts.force and not opts.quiet and clone is None
 
 
-def _order_index(co: Checkout, plan, target: TreeFiles) -> None:
-    """``co.meanwhile`` of a switch: the new index's order, cache tree and
-    differences from the target (:func:`unpack.index_order`), made while
-    the helpers write; then the plan's dictionary of entries is let go (the
-    order holds them; 5 MiB at 100,000 files, held until the helpers'
-    results came in), and the target's files too
-    (:meth:`Repository.release_tree`): nothing reads them after this
-    (attributes read ``target.attributes``; the local changes shown after
-    a switch, the differences)."""
-    co.index_order = index_order(co, plan, target)
+def _write_files(co: Checkout, plan, target: TreeFiles, opts: CheckoutOptions, err: TextIO
+                 ) -> dict[bytes, bytes | None] | None:
+    """``check_updates``: the plan carried out. Unless submodules move
+    (which may change the plan after the files are written), where the new
+    index and the target differ is found first (:func:`unpack.target_differences`,
+    returned), the new index's order is made while the helpers write
+    (:func:`_order_index`), and the target's files are let go once its
+    paths are checked (its trees stay, for the TREE extension)."""
+    if co.submodules is not None:
+        co.submodules.apply_sparse(plan)
+        _execute(co, plan, opts, err, checked=target.files)
+        return None
+    differing = target_differences(target, plan)
+    co.meanwhile = partial(_order_index, co, plan, target, differing)
+    _execute(co, plan, opts, err, checked=target.files, then=partial(co.repo.release_tree, target))
+    return differing
+
+
+def _order_index(co: Checkout, plan, target: TreeFiles, differing: dict[bytes, bytes | None]) -> None:
+    """``co.meanwhile`` of a switch: the new index's order and cache tree
+    (:func:`unpack.index_order`, from ``differing``, where the new index
+    and the target differ), made while the helpers write; then the plan's
+    dictionary of entries is let go: the order holds them (5 MiB at
+    100,000 files, held until the helpers' results came in)."""
+    co.index_order = index_order(co, plan, target, differing)
     plan.entries = None
-    co.repo.release_tree(target)
 
 
 def _refuse_unmerged(unmerged, out: TextIO) -> None:

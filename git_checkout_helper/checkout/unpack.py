@@ -35,14 +35,15 @@ def ignore_matcher(repo: Repository, index, per_directory_only: bool = False) ->
     return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
 
 
-def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None
-                ) -> tuple[list[Entry], dict[bytes, bytes | None]]:
+def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None,
+                differing: dict[bytes, bytes | None] | None = None) -> tuple[list[Entry], dict[bytes, bytes | None]]:
     """The index a switch (or a clone, or a submodule's move) leaves:
     ``unpack_trees``'s result with its TREE extension, racily clean entries
     smudged, written under ``lock``. Returns its entries and where they
-    differ from the target (:func:`index_order`)."""
+    differ from the target (:func:`index_order`; ``differing``: found
+    already, the target's files maybe let go)."""
     repo = co.repo
-    entries, tree_ext, differing = co.index_order or index_order(co, plan, target)
+    entries, tree_ext, differing = co.index_order or index_order(co, plan, target, differing)
     if clone is not None:
         co.collisions.report(entries, co.err)
     co.smudge_racily_clean(entries, old.mtime_ns)
@@ -63,16 +64,18 @@ def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
     return bool(plan.write or plan.remove) or len(entries) != len(old) or any(e.name not in old for e in entries)
 
 
-def index_order(co: Checkout, plan: Plan, target: TreeFiles
+def index_order(co: Checkout, plan: Plan, target: TreeFiles, differing: dict[bytes, bytes | None] | None = None
                 ) -> tuple[list[Entry], bytes | None, dict[bytes, bytes | None]]:
     """The new index's entries in order, its TREE extension, and where it
-    differs from the target (:func:`target_differences`): what
-    :func:`write_index` and ``show_local_changes`` need of the plan and the
-    target alone (names, modes, ids; not the stat data the writing fills
-    in), so that a switch can have them made while its helpers write
-    (``co.meanwhile``, kept in ``co.index_order``), and let both go."""
+    differs from the target (``differing``, unless found already:
+    :func:`target_differences`): what :func:`write_index` and
+    ``show_local_changes`` need of the plan and the target alone (names,
+    modes, ids; not the stat data the writing fills in), so that a switch
+    can have them made while its helpers write (``co.meanwhile``, kept in
+    ``co.index_order``)."""
     entries = [plan.entries[p] for p in sorted(plan.entries)]
-    differing = target_differences(target, plan)
+    if differing is None:
+        differing = target_differences(target, plan)
     return entries, cache_tree(target, differing, co.repo, entries), differing
 
 

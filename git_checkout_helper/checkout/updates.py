@@ -682,10 +682,11 @@ def _refuse(bad: list[bytes], both: list[bytes], code: int) -> None:
 
 
 def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO,
-             checked: Container[bytes] = ()) -> None:
+             checked: Container[bytes] = (), then: Callable[[], None] | None = None) -> None:
     """Carry out ``plan``; ``checked``: paths :func:`_refuse_hostile_tree`
     has already proven valid with the same modes (the target tree's), not
-    checked again (0.9 s a million paths)."""
+    checked again (0.9 s a million paths); ``then``: called once the paths
+    are checked (what only that needed may go)."""
     modes: dict[bytes, int] = {}
 
     def mode_of(path: bytes) -> int:  # asked for the few suspect paths only
@@ -694,6 +695,8 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO,
         return modes.get(path, 0)
 
     _refuse_invalid_paths(co, chain((e.name for e in plan.write if e.name not in checked), plan.remove), mode_of)
+    if then is not None:
+        then()
     total = len(plan.write) + len(plan.remove)
     # builtin/checkout.c: an explicit --progress shows it even with -q;
     # otherwise -q hides it and a terminal shows it.
