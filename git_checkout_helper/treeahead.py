@@ -77,9 +77,9 @@ class TreeAhead:
         if data is None:
             return None
         try:
-            paths, values, trees, tree_id, attributes, verdict = marshal.loads(data)
+            paths, values, sizes, trees, tree_id, attributes, verdict = marshal.loads(data)
             del data
-            files = _unpack_files(paths, values, self.repo.odb.git_hash_algo.oid_length, index or {})
+            files = _unpack_files(paths, values, sizes, self.repo.odb.git_hash_algo.oid_length, index or {})
         except (EOFError, ValueError, TypeError, IndexError):
             return None
         tree = TreeFiles(files, trees, tree_id, attributes)
@@ -92,37 +92,37 @@ class TreeAhead:
             stop_async(*child)
 
 
-def _pack_files(files: dict[bytes, bytes]) -> tuple[list[bytes], bytes]:
+def _pack_files(files: dict[bytes, bytes]) -> tuple[list[bytes], bytes, bytes]:
     """A flattened tree's files as strings: its paths joined by NULs (no
     path holds one), :data:`PATHS_PER_STRING` to a string, so that they are
-    split a few at a time; and its values (:func:`tree.tree_value`) at one
-    width, each id followed by its mode byte, or by a NUL for 100644."""
+    split a few at a time; its values (:func:`tree.tree_value`) joined; and
+    each value's length in a byte (an id's, one more with a mode byte)."""
     it = iter(files)
     paths = []
     while chunk := list(islice(it, PATHS_PER_STRING)):
         paths.append(b"\0".join(chunk))
-    return paths, b"".join(v if len(v) & 1 else v + b"\0" for v in files.values())
+    return paths, b"".join(files.values()), bytes(map(len, files.values()))
 
 
-def _unpack_files(paths: list[bytes], values: bytes, rawsz: int, index: dict[bytes, Entry]) -> dict[bytes, bytes]:
+def _unpack_files(paths: list[bytes], values: bytes, sizes: bytes, rawsz: int,
+                  index: dict[bytes, Entry]) -> dict[bytes, bytes]:
     """:func:`_pack_files`'s files again, each path and 100644 id that
     ``index`` holds alike taken from its entry (the module docstring)."""
     files: dict[bytes, bytes] = {}
-    get, starts = index.get, values.startswith
-    width = rawsz + 1
-    off = -width
+    get, starts, size = index.get, values.startswith, iter(sizes)
+    off = 0
     for chunk in paths:
-        for path in chunk.split(b"\0"):
-            off += width
-            regular = not values[off + rawsz]
+        for path, n in zip(chunk.split(b"\0"), size, strict=False):  # (the sizes run on across strings)
             e = get(path)
             if e is not None:
-                if regular and starts(e.oid, off):
+                if n == rawsz and starts(e.oid, off):
                     files[e.name] = e.oid
+                    off += n
                     continue
                 path = e.name
-            files[path] = values[off:off + rawsz] if regular else values[off:off + width]
-    if off + width != len(values):
+            files[path] = values[off:off + n]
+            off += n
+    if off != len(values) or len(files) != len(sizes):
         raise ValueError("the tree's paths and values do not pair up")
     return files
 

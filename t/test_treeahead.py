@@ -94,14 +94,14 @@ def test_the_tree_s_files_travel_in_slices_of_paths(monkeypatch):
     for rawsz in (20, 32):
         files = {b"a": b"\1" * rawsz, b"b/c": b"\2" * rawsz + b"x", b"b/d": b"\3" * rawsz + b"l",
                  b"e": b"\4" * rawsz + b"g", b"f": b"\5" * rawsz}
-        paths, values = treeahead._pack_files(files)
-        assert len(paths) == 3 and len(values) == 5 * (rawsz + 1)
-        assert treeahead._unpack_files(paths, values, rawsz, {}) == files
+        paths, values, sizes = treeahead._pack_files(files)
+        assert len(paths) == 3 and len(values) == 5 * rawsz + 3 and list(sizes) == [rawsz, *[rawsz + 1] * 3, rawsz]
+        assert treeahead._unpack_files(paths, values, sizes, rawsz, {}) == files
         with pytest.raises((ValueError, IndexError)):
-            treeahead._unpack_files(paths, values[:-1], rawsz, {})
+            treeahead._unpack_files(paths, values[:-1], sizes, rawsz, {})
         with pytest.raises(ValueError):
-            treeahead._unpack_files(paths[:-1], values, rawsz, {})
-    assert treeahead._unpack_files([], b"", 20, {}) == {}
+            treeahead._unpack_files(paths[:-1], values, sizes, rawsz, {})
+    assert treeahead._unpack_files([], b"", b"", 20, {}) == {}
 
 
 def test_a_failing_child_gives_none_and_is_reaped(history):
