@@ -159,9 +159,10 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     """A streamed switch computes the new index's order and TREE extension
     (unpack.index_order) once, after the last item is queued and before the
     helpers' results are collected, and writes the index with them: git's,
-    TREE extension included. Memory: the target's files are let go before
-    any file is written (once its paths are checked), the plan's dictionary
-    of entries once the order holds them; neither is read again."""
+    TREE extension included. Memory: the plan's dictionary of entries and
+    the target's files are let go once the order is made (with ``-f``,
+    whose new index is the target's everywhere, the files before any file
+    is written, once their paths are checked); neither is read again."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
     from git_checkout_helper.checkout.updates import Checkout
@@ -190,8 +191,17 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     report = checkout(str(ours), "other", workers=2, threshold=0)
     git(theirs, "checkout", "-q", "other")
     assert report.streamed
-    assert events == ["release", "write", "index_order", "finish"]  # (and write_index used what it made)
+    assert events == ["write", "index_order", "release", "finish"]  # (and write_index used what it made)
     assert plans[0].entries is None
+    assert_same(ours, theirs)
+    trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
+    assert trees[0] is not None and trees[0] == trees[1]
+    (ours / "d0" / "f1").write_text("local\n")
+    (theirs / "d0" / "f1").write_text("local\n")
+    events.clear()
+    checkout(str(ours), "main", workers=2, threshold=0, force=True)
+    git(theirs, "checkout", "-q", "-f", "main")
+    assert events == ["release", "write", "index_order", "release", "finish"]  # (the second: nothing left)
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
     assert trees[0] is not None and trees[0] == trees[1]
