@@ -80,7 +80,7 @@ class TreeAhead:
             paths, values, sizes, trees, tree_id, attributes, verdict = marshal.loads(data)
             del data
             files = _unpack_files(paths, values, sizes, self.repo.odb.git_hash_algo.oid_length, index or {})
-        except (EOFError, ValueError, TypeError, IndexError):
+        except (EOFError, ValueError, TypeError):
             return None
         tree = TreeFiles(files, trees, tree_id, attributes)
         self.repo.remember_tree(tree)
