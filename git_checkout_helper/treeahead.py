@@ -79,7 +79,7 @@ class TreeAhead:
         try:
             paths, values, sizes, trees, tree_id, attributes, verdict = marshal.loads(data)
             del data
-            files = _unpack_files(paths, values, sizes, self.repo.odb.git_hash_algo.oid_length, index or {})
+            files = _unpack_files(paths, values, sizes, index or {})
         except (EOFError, ValueError, TypeError):
             return None
         tree = TreeFiles(files, trees, tree_id, attributes)
@@ -104,10 +104,10 @@ def _pack_files(files: dict[bytes, bytes]) -> tuple[list[bytes], bytes, bytes]:
     return paths, b"".join(files.values()), bytes(map(len, files.values()))
 
 
-def _unpack_files(paths: list[bytes], values: bytes, sizes: bytes, rawsz: int,
-                  index: dict[bytes, Entry]) -> dict[bytes, bytes]:
+def _unpack_files(paths: list[bytes], values: bytes, sizes: bytes, index: dict[bytes, Entry]) -> dict[bytes, bytes]:
     """:func:`_pack_files`'s files again, each path and 100644 id that
-    ``index`` holds alike taken from its entry (the module docstring)."""
+    ``index`` holds alike taken from its entry (the module docstring): a
+    value that is the entry's id and nothing more (no mode byte)."""
     files: dict[bytes, bytes] = {}
     get, starts, size = index.get, values.startswith, iter(sizes)
     off = 0
@@ -115,7 +115,7 @@ def _unpack_files(paths: list[bytes], values: bytes, sizes: bytes, rawsz: int,
         for path, n in zip(chunk.split(b"\0"), size, strict=False):  # (the sizes run on across strings)
             e = get(path)
             if e is not None:
-                if n == rawsz and starts(e.oid, off):
+                if n == len(e.oid) and starts(e.oid, off):
                     files[e.name] = e.oid
                     off += n
                     continue

@@ -96,12 +96,12 @@ def test_the_tree_s_files_travel_in_slices_of_paths(monkeypatch):
                  b"e": b"\4" * rawsz + b"g", b"f": b"\5" * rawsz}
         paths, values, sizes = treeahead._pack_files(files)
         assert len(paths) == 3 and len(values) == 5 * rawsz + 3 and list(sizes) == [rawsz, *[rawsz + 1] * 3, rawsz]
-        assert treeahead._unpack_files(paths, values, sizes, rawsz, {}) == files
+        assert treeahead._unpack_files(paths, values, sizes, {}) == files
         with pytest.raises(ValueError):
-            treeahead._unpack_files(paths, values[:-1], sizes, rawsz, {})
+            treeahead._unpack_files(paths, values[:-1], sizes, {})
         with pytest.raises(ValueError):
-            treeahead._unpack_files(paths[:-1], values, sizes, rawsz, {})
-    assert treeahead._unpack_files([], b"", b"", 20, {}) == {}
+            treeahead._unpack_files(paths[:-1], values, sizes, {})
+    assert treeahead._unpack_files([], b"", b"", {}) == {}
 
 
 def test_a_failing_child_gives_none_and_is_reaped(history):
