@@ -37,7 +37,7 @@ __all__ = ["S_IFSPARSEDIR", "collapse_cache_tree", "convert_to_sparse", "expand"
 #: ``S_ISSPARSEDIR``: the mode of a sparse directory entry.
 S_IFSPARSEDIR = 0o040000
 
-_TreeFiles = Callable[[bytes], dict[bytes, tuple[int, bytes]]]
+_TreeFiles = Callable[[bytes], dict[bytes, bytes]]  # (values: tree.tree_value's)
 
 
 def expand(entries: list[Entry], tree_files: _TreeFiles) -> list[Entry]:
