@@ -372,6 +372,7 @@ def prefetch_attributes(co, tree, index: dict) -> None:
     co._promisor_attrs = []
     if not _partial(co.repo):
         return  # (before a list of every path is made for nothing: 30 ms at 100,000 files)
+    from .attr import is_attributes_file
     from .tree import value_mode, value_oid
 
     files = tree.files if tree is not None else {}
@@ -385,8 +386,9 @@ def prefetch_attributes(co, tree, index: dict) -> None:
                                  if value_mode(v) != S_IFGITLINK and (sparse is None or sparse.included(p))],
                        co.err if show else None)
         return
-    wanted = [(p, value_oid(v)) for p, v in files.items() if p.endswith(b".gitattributes")]
-    wanted += [(n, e.oid) for n, e in index.items() if n.endswith(b".gitattributes")]
+    # (the tree's are kept apart as it is read: TreeFiles.attributes)
+    wanted = list(tree.attributes.items()) if tree is not None else []
+    wanted += [(n, e.oid) for n, e in index.items() if is_attributes_file(n)]
     if wanted:
         missing = set(missing_objects(None, [o for _p, o in wanted], co.repo.odb.has_object))
         co._promisor_attrs = [(p, o) for p, o in wanted if o in missing]
