@@ -91,3 +91,16 @@ def test_loss_is_of_the_user_s_bytes():
     assert "LOSS" not in fuzz.compare(case, git, dict(obs, worktree={b"f": ("f", b"mine\n")}))
     assert "LOSS" in fuzz.compare(case, git, dict(obs, worktree={}))
     assert "LOSS" in fuzz.compare(case, git, dict(obs, worktree={b"f": ("x", b"theirs\n")}))
+
+
+def test_diff_files_lines_of_unsettled_stat_data_are_timing():
+    """Under core.checkStat minimal, an entry recorded in the second the
+    commands started reads as unchanged or changed by when the file was
+    written: its diff-files lines are not compared; any other path's are."""
+    case = {"branches": [{}], "start": 0, "user": {}, "op": {"kind": "all"}, "steps": []}
+    obs = {**{k: b"" for k in (*fuzz.STATE_KEYS, *fuzz.MESSAGE_KEYS)}, "code": 0, "message": "", "stderr": b""}
+    git = dict(obs, **{"diff-files": b"M\tb\n"}, unsettled={b"a"})
+    ours = dict(obs, **{"diff-files": b"M\ta\nM\tb\n"}, unsettled=set())
+    assert "diff-files" not in fuzz.compare(case, git, ours)
+    assert "diff-files" in fuzz.compare(case, dict(git, unsettled=set()), ours)
+    assert "diff-files" in fuzz.compare(case, git, dict(ours, **{"diff-files": b"M\ta\n"}))
