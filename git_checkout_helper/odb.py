@@ -35,7 +35,8 @@ from collections.abc import Iterator
 from . import inflate as _inflate
 from .discovery import GitDirs, NotAGitRepository, discover
 from .hash_algo import HASH_ALGOS, HashAlgo
-from .packreader import PackReader
+from .packreader import IndexV2, PackReader
+from .wrapper import list_dir
 
 __all__ = [
     "BlobStream",
@@ -90,6 +91,9 @@ def object_format_name(config) -> str:
         return config.get((b"extensions",), b"objectformat").decode().lower()
     except KeyError:
         return "sha1"
+
+
+_LOWER_HEX = frozenset("0123456789abcdef")
 
 
 class ObjectDatabase:
@@ -397,6 +401,38 @@ class ObjectDatabase:
     def read_raw(self, oid: bytes) -> tuple[int, bytes]:
         """Any object's (type number, raw bytes) through the same fast path."""
         return self._pack_get_raw(oid)
+
+    def _own_indexes(self) -> list | None:
+        """Each pack's :class:`packreader.IndexV2`; None when some pack's
+        index is dulwich's to search, or alternates hold objects too."""
+        if self._store is not None or self._has_alternates():
+            return None
+        indexes = [getattr(pack, "index", None) for pack in self._packs_list()]
+        return None if any(not isinstance(i, IndexV2) for i in indexes) else indexes
+
+    def approximate_object_count(self) -> int | None:
+        """``repo_approximate_object_count``: the objects in packs (loose
+        ones are not counted, as in git); None when :meth:`_own_indexes`
+        cannot tell."""
+        indexes = self._own_indexes()
+        return None if indexes is None else sum(map(len, indexes))
+
+    def ids_with_prefix(self, prefix: bytes) -> set[bytes] | None:
+        """The hex ids of the objects an abbreviated id (``prefix``: 4 hex
+        digits or more) names, packed or loose; None when
+        :meth:`_own_indexes` cannot tell."""
+        indexes = self._own_indexes()
+        if indexes is None:
+            return None
+        hexsz = self.git_hash_algo.hex_length
+        low = bytes.fromhex((prefix + b"0" * (hexsz - len(prefix))).decode())
+        high = bytes.fromhex((prefix + b"f" * (hexsz - len(prefix))).decode())
+        found = {oid.hex().encode() for index in indexes for oid in index.ids_between(low, high)}
+        rest = prefix[2:].decode()
+        for name in list_dir(os.path.join(self._objects_dir, prefix[:2].decode())):
+            if len(name) == hexsz - 2 and name.startswith(rest) and _LOWER_HEX.issuperset(name):
+                found.add(prefix[:2] + name.encode())
+        return found
 
     def rescan_packs(self) -> None:
         """Forget the pack list: packs were added (a promisor fetch)."""

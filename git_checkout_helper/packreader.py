@@ -131,6 +131,34 @@ class IndexV2:
     def close(self) -> None:
         self._map.close()
 
+    def __len__(self) -> int:
+        """The objects the pack holds (the fan-out's last entry)."""
+        return self._ranges[255][1]
+
+    def ids_between(self, low: bytes, high: bytes) -> list[bytes]:
+        """The ids from ``low`` to ``high`` (raw, both inclusive, of the
+        first byte's fan-out slice), ascending: what an abbreviated id
+        names (``find_short_packed_object``'s bisection)."""
+        sz, m, names = self._rawsz, self._map, self._names
+        lo, hi, _ = self._ranges[low[0]]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            p = names + mid * sz
+            if m[p : p + sz] < low:
+                lo = mid + 1
+            else:
+                hi = mid
+        out = []
+        end = self._ranges[high[0]][1]
+        while lo < end:
+            p = names + lo * sz
+            oid = m[p : p + sz]
+            if oid > high:
+                break
+            out.append(oid)
+            lo += 1
+        return out
+
     def _nth_offset(self, nth: int) -> int:
         """``nth_packed_object_offset``: the 32-bit table, or the 64-bit one."""
         m = self._map
@@ -231,6 +259,11 @@ class PackReader:
         self._cache: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self._cached = 0
         self._lock = allocate_lock()
+
+    @property
+    def index(self) -> IndexV2 | None:
+        """The pack's version 2 index, searched here (None: dulwich searches a version 1 index)."""
+        return self._index
 
     def release_pages(self) -> None:
         """Let go of the pack's pages this process has mapped (``MADV_DONTNEED``

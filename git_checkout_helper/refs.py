@@ -189,6 +189,26 @@ class Refs:
                 out[name] = sha if is_hex_oid(sha) else None
         return out
 
+    def for_each_ref(self) -> dict[bytes, bytes]:
+        """``for_each_ref``: every ref under ``refs/`` that names an id, with
+        it (:meth:`all_refs` without the broken ones); in a linked worktree,
+        its own per-worktree refs (``refs/bisect/``...) in place of the main
+        worktree's, as its files backend lists them."""
+        refs = {name: sha for name, sha in self.all_refs().items() if sha is not None}
+        if os.path.realpath(self.gitdir) == os.path.realpath(self.commondir):
+            return refs
+        refs = {name: sha for name, sha in refs.items() if not is_per_worktree_ref(name)}
+        own = []
+        for root, _dirs, files in os.walk(os.path.join(self.gitdir, "refs")):
+            rel = os.fsencode(os.path.relpath(root, self.gitdir))
+            own += [rel + b"/" + os.fsencode(f) for f in files]
+        for name in own:
+            if is_per_worktree_ref(name) and check_ref_format(name[5:]):
+                sha = self.follow(name)[1]
+                if sha is not None and is_hex_oid(sha):
+                    refs[name] = sha
+        return dict(sorted(refs.items()))
+
     def read_ref(self, name: bytes) -> bytes | None:
         """The ref's own value, symbolic refs not followed."""
         return self.read_loose_ref(name) or self._packed_ref(name)

@@ -9,8 +9,8 @@ entry (``refs/files-backend.c``).
 
 Objects are read through our own :class:`~odb.ObjectDatabase` and parsed by
 :mod:`objects`; refs by :mod:`refs`. Neither dulwich's ``Repo`` nor its
-object store is opened unless something only they do is asked for (a
-commit walk, an abbreviated id, an alternate's pack): importing them costs
+object store is opened unless something only they do is asked for (an
+alternate's objects, a version 1 pack index): importing them costs
 a checkout about 40 ms before its first file, as much as git's whole set-up
 of a 5,000-file tree.
 """
@@ -86,6 +86,7 @@ class Repository:
         self._refs = None
         self._trees: dict[bytes, TreeFiles] = {}
         self._sparse = _UNREAD
+        self._walk = None  # commit_walk's
         #: Where a partial clone's lazy fetch warns (a checkout sets its error
         #: stream: git's lazy fetch is a ``git fetch`` that ``-q`` does not quiet).
         self.fetch_warning: Callable[[str], None] | None = None
@@ -149,6 +150,42 @@ class Repository:
             return obj.id
         raise RevisionError(f"reference is not a tree: {sha_hex.decode()}")
 
+    def commit_walk(self):
+        """The :class:`revwalk.CommitWalk` over this repository's commits,
+        with the parents the graft file (``info/grafts``, or
+        ``GIT_GRAFT_FILE``) and ``shallow`` give (``prepare_commit_graft``).
+        One for the process, as git's parsed commits are: a second walk
+        sees the parents the first one read."""
+        if self._walk is None:
+            from .revwalk import CommitWalk
+
+            read_raw, hexsz = self.odb.read_raw, self.odb.git_hash_algo.hex_length
+
+            def read(hexsha: bytes) -> bytes:
+                try:
+                    type_num, raw = read_raw(unhexlify(hexsha))
+                except ValueError:
+                    raise KeyError(hexsha) from None
+                if type_num != 1:
+                    raise KeyError(hexsha)
+                return raw
+
+            common = self.dirs.commondir
+            grafts: dict[bytes, tuple[bytes, ...]] = {}
+            for path in (self.environ.get("GIT_GRAFT_FILE") or os.path.join(common, "info", "grafts"),
+                         os.path.join(common, "shallow")):  # (a shallow commit's graft replaces the file's)
+                try:
+                    with open(path, "rb") as f:
+                        lines = f.read().splitlines()
+                except OSError:
+                    continue
+                for line in lines:
+                    ids = line.split()
+                    if ids and not line.startswith(b"#") and all(len(i) == hexsz for i in ids):
+                        grafts[ids[0]] = tuple(ids[1:])
+            self._walk = CommitWalk(read, hexsz, grafts)
+        return self._walk
+
     def head_ref(self) -> bytes | None:
         """The branch HEAD points at (``refs/heads/x``), or None when detached."""
         chain, _ = self.refs.follow(b"HEAD")
@@ -199,6 +236,11 @@ class Repository:
         raise RevisionError(f"pathspec '{rev}' did not match any file(s) known to git")
 
     def _abbrev(self, prefix: bytes):
+        """The hex ids of the objects whose ids start with ``prefix`` (hex)."""
+        own = self.odb.ids_with_prefix(prefix)
+        if own is not None:
+            yield from own
+            return
         seen = set()
         for sha in self.store.iter_prefix(prefix):  # dulwich wants the hex prefix
             hexsha = sha if len(sha) == self.odb.git_hash_algo.hex_length else sha.hex().encode()
@@ -438,9 +480,8 @@ class Repository:
         a, b = self._peel_to_commit(refs[branch]), self._peel_to_commit(refs[base])
         if a == b:
             return f"Your branch is up to date with '{name_s}'.\n"
-        walk = self.dulwich.get_walker
-        ours = sum(1 for _ in walk(include=[a], exclude=[b]))
-        theirs = sum(1 for _ in walk(include=[b], exclude=[a]))
+        limited = self.commit_walk().limited
+        ours, theirs = len(limited([a], [b])), len(limited([b], [a]))
         if not theirs:
             return (f"Your branch is ahead of '{name_s}' by {ours} commit{'s' if ours != 1 else ''}.\n"
                     + ("  (use \"git push\" to publish your local commits)\n" if hints else ""))

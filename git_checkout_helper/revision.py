@@ -670,6 +670,9 @@ def default_abbrev(repo: Repository) -> int:
 def approximate_object_count(repo: Repository) -> int:
     """``repo_approximate_object_count``: the objects in packs (loose ones
     are not counted, as in git)."""
+    count = repo.odb.approximate_object_count()
+    if count is not None:
+        return count
     count = 0
     for pack in repo.store.packs:
         try:

@@ -181,6 +181,29 @@ test_expect_success 'leaving commits behind on a detached HEAD: git'"'"'s warnin
 	verify_clean orphan.ours
 '
 
+test_expect_success 'leaving merged history behind, some of it tagged (packed, annotated): the commits git lists, in its order' '
+	twins src orphan2 &&
+	for d in orphan2.ours orphan2.git
+	do
+		(
+			cd $d && git checkout -q v1 &&
+			echo a >a1 && git add a1 && git commit -qm a1 &&
+			git tag -a -m keep kept && git pack-refs --all &&
+			git checkout -q -b side && echo b >b1 && git add b1 && git commit -qm b1 &&
+			echo b >b2 && git add b2 && git commit -qm b2 &&
+			git checkout -q --detach HEAD~2 && echo c >c1 && git add c1 && git commit -qm c1 &&
+			git merge -q --no-edit side && git branch -D -q side &&
+			GIT_COMMITTER_DATE="1000000000 +0000" git commit -q --allow-empty -m "older, on top"
+		) || return 1
+	done &&
+	git -C orphan2.ours parallel-checkout -j 2 --threshold 0 main >out.ours 2>err.ours &&
+	git -C orphan2.git checkout main >out.git 2>err.git &&
+	test_cmp err.git err.ours &&
+	test_cmp out.git out.ours &&
+	test_grep "^Warning: you are leaving 5 commits behind" err.ours &&
+	test_grep "^  $(git -C orphan2.ours rev-parse --short HEAD@{1}) older, on top$" err.ours
+'
+
 test_expect_success 'the upstream report after a switch: ahead, behind, diverged, gone' '
 	twins src trk &&
 	for d in trk.ours trk.git

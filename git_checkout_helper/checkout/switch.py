@@ -13,12 +13,12 @@ from functools import partial
 from ..cachetree import CacheTree
 from ..index import S_IFGITLINK, Entry, IndexLock
 from ..index_file import CE_INTENT_TO_ADD
-from ..objects import Commit
+from ..objects import Commit, CorruptObject
 from ..oneway import plan_reset
 from ..plan import Plan, PlanError, _mode_of, plan_switch, worktree_matches
 from ..preload import Preload, workers_for
 from ..refresh import refresh_entries
-from ..repository import Repository
+from ..repository import Repository, RevisionError
 from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
 from ..tree import EMPTY, TreeFiles, value_mode
@@ -319,14 +319,17 @@ def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: byt
     """Leaving a detached HEAD: "Previous HEAD position was ...", or the
     commits no ref (nor the new HEAD) reaches, as git lists them."""
     refs = repo.refs
-    tips = {new}
-    for name in refs.allkeys():
-        if name != b"HEAD":
-            try:
-                tips.add(repo._peel_to_commit(refs[name]))
-            except Exception:  # noqa: BLE001 - a ref to a non-commit reaches nothing
-                pass
-    lost = [e.commit.id for e in repo.dulwich.get_walker(include=[old], exclude=sorted(tips))]
+    packed, peeled = refs.get_packed_refs(), refs.packed_peeled()
+    tips = []
+    for name, sha in refs.for_each_ref().items():  # (add_pending_uninteresting_ref)
+        if name in peeled and packed[name] == sha:  # (packed-refs says where its tags end: none read)
+            tips.append(peeled[name] or sha)
+            continue
+        try:
+            tips.append(repo._peel_to_commit(sha))
+        except (KeyError, RevisionError, CorruptObject):  # a ref to a non-commit reaches none
+            pass
+    lost = repo.commit_walk().limited([old], [*tips, new])
     if not lost:
         err.write(f"Previous HEAD position was {_oneline(repo, old)}\n")
         return
