@@ -38,17 +38,16 @@ def _history(path, env, rng: random.Random, n: int) -> list[bytes]:
 
 
 def _compare(path, env, rng: random.Random, ids: list[bytes], queries: int) -> int:
-    repo = Repository.open(str(path), environ=env)
     nonempty = 0
     for _ in range(queries):
         include = rng.sample(ids, rng.choice((1, 1, 2)))
         exclude = rng.sample(ids, rng.choice((0, 1, 2, 3)))
         want = git(path, "rev-list", *map(bytes.decode, include), "--not", *map(bytes.decode, exclude),
                    env=env).split()
-        # A walk of its own, as each rev-list is a process of its own: what an
-        # earlier walk parsed is marked through (as in one git process).
-        repo.__dict__.pop("_walk", None)
-        assert repo.commit_walk().limited(include, exclude) == want, (include, exclude)
+        # A repository (and walk) of its own, as each rev-list is a process of its
+        # own: one walk marks through what an earlier one parsed, as in one git process.
+        walk = Repository.open(str(path), environ=env).commit_walk()
+        assert walk.limited(include, exclude) == want, (include, exclude)
         nonempty += bool(want) and bool(exclude)
     return nonempty
 
