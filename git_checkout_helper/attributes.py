@@ -8,7 +8,7 @@ reads ``.gitattributes`` from the index being checked out before the work tree
 (``GIT_ATTR_CHECKOUT``), so the caller hands us the blobs of the target tree.
 Parsing and matching are git 2.39's own (``parse_attr_line`` in :mod:`attr`;
 ``path_matches`` in :class:`_LazyPattern`, over the project's wildmatch
-translation, ``pathspec._wildmatch_source``), not dulwich's ``dulwich.attrs``:
+translation, :mod:`wildmatch`), not dulwich's ``dulwich.attrs``:
 importing that cost 15 to 20 ms of every start-up, with its ``logging``,
 ``dataclasses`` and ``inspect`` (``python -X importtime``: this module took
 32 ms with it, 15 ms without), more than reading git.git's attribute files
@@ -29,7 +29,7 @@ from .attr import AttrFile, read_attr
 from .config import git_config_bool
 from .convert import ConvertCrlfAction as A
 from .convert import EolConfig
-from .pathspec import _wildmatch_source
+from .wildmatch import casefold, wildmatch_source
 
 __all__ = ["AttrFile", "ConvAttrs", "ConvertDriver", "AttributeStack", "convert_attrs"]
 
@@ -82,20 +82,21 @@ class AttributeValueError(Exception):
     """An attribute value git dies on (``git_path_check_encoding``)."""
 
 
-def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool) -> list:
+def _parse(data: bytes, base: bytes, macros: dict, allow_macros: bool, fold: bool = False) -> list:
     """``read_attr`` (:mod:`attr`): the patterns of one ``.gitattributes``
     (of directory ``base``), each with its states, in file order; its macros
     (only where ``allow_macros``: the root, info, global and system files, as
     git's ``READ_ATTR_MACRO_OK``) go to ``macros``, a later definition
     winning. A pattern with a trailing ``/`` (``PATTERN_FLAG_MUSTBEDIR``)
     matches only a directory, never a file checkout asks about: it is left
-    out, and so is an empty one (``""``), which matches no name."""
+    out, and so is an empty one (``""``), which matches no name. ``fold``:
+    ``core.ignoreCase`` (:class:`_LazyPattern`)."""
     out = []
     for is_macro, name, states in read_attr(data, allow_macros):
         if is_macro:
             macros[name] = states
         elif name and not name.endswith(b"/"):
-            out.append((_LazyPattern(name, base), states))
+            out.append((_LazyPattern(name, base, fold), states))
     return out
 
 
@@ -120,25 +121,33 @@ class _LazyPattern:
     ``foo/a/x``, as git's). Its regular expression is compiled on the first
     ``match``: most patterns never need one (no attribute checkout reads, or
     a shape :func:`_matcher` tests without it), and compiling all of them was
-    most of the cost of reading git.git's attribute files."""
+    most of the cost of reading git.git's attribute files.
 
-    __slots__ = ("pattern", "base", "_nodir", "_regex")
+    ``fold`` (``core.ignoreCase``): ``pattern`` and ``base`` are kept
+    case-folded (:func:`wildmatch.casefold`, as ``fspathncmp`` compares the
+    literal parts), the expression is ``WM_CASEFOLD``'s from the pattern as
+    written, and every path matched must be folded the same way
+    (:meth:`AttributeStack.check` folds them)."""
 
-    def __init__(self, pattern: bytes, base: bytes = b"") -> None:
-        self.pattern = pattern
-        self.base = base
+    __slots__ = ("pattern", "base", "_nodir", "_regex", "_written")
+
+    def __init__(self, pattern: bytes, base: bytes = b"", fold: bool = False) -> None:
+        self.pattern = casefold(pattern) if fold else pattern
+        self.base = casefold(base) if fold else base
+        self._written = pattern if fold else None  # (None: not folded)
         self._nodir = b"/" not in pattern  # PATTERN_FLAG_NODIR
         self._regex: re.Pattern | None = None
 
     def _compile(self) -> re.Pattern:
-        raw = self.pattern
+        fold = self._written is not None
+        raw = self._written if fold else self.pattern
         if self._nodir:
-            source = _wildmatch_source(raw, False)
+            source = wildmatch_source(raw, False, fold)
         else:
             rel = raw[1:] if raw.startswith(b"/") else raw
             cut = _simple_length(rel)
-            rest = _wildmatch_source(rel[cut:], True)
-            lead = (self.base + b"/" if self.base else b"") + rel[:cut]
+            rest = wildmatch_source(rel[cut:], True, fold)
+            lead = (self.base + b"/" if self.base else b"") + (casefold(rel[:cut]) if fold else rel[:cut])
             source = None if rest is None else re.escape(lead) + rest
         return re.compile(b"(?!)" if source is None else source, re.DOTALL)
 
@@ -161,21 +170,27 @@ class AttributeStack:
         info_attributes: bytes | None = None,
         global_attributes: bytes | None = None,
         system_attributes: bytes | None = None,
+        ignore_case: bool = False,
     ) -> None:
         """``read_gitattributes(dir)`` returns the bytes of ``<dir>/.gitattributes``
         (dir is b"" for the root) or None: a blob, or an :class:`AttrFile` when
         read from the work tree; ``has_gitattributes(dir)`` answers cheaply
-        whether one exists. The other three are the contents of files."""
+        whether one exists. The other three are the contents of files.
+        ``ignore_case`` (``core.ignoreCase``): patterns match paths
+        case-insensitively; which files apply to a directory is still told
+        by its name as written, as git's attribute stack tells it."""
         self._read = read_gitattributes
         self._has = has_gitattributes
+        self._fold = ignore_case
         self.macros: dict[bytes, list] = dict(_BUILTIN_MACROS)
         self._low: list = []
         for data in (system_attributes, global_attributes):
             if data:
-                self._low += _parse(AttrFile(data), b"", self.macros, True)
+                self._low += _parse(AttrFile(data), b"", self.macros, True, ignore_case)
         root = read_gitattributes(b"") if has_gitattributes(b"") else None
-        self._root = _parse(root, b"", self.macros, True) if root else []
-        self._info = _parse(AttrFile(info_attributes), b"", self.macros, True) if info_attributes else []
+        self._root = _parse(root, b"", self.macros, True, ignore_case) if root else []
+        self._info = (_parse(AttrFile(info_attributes), b"", self.macros, True, ignore_case)
+                      if info_attributes else [])
         self._relevant = _relevant(self.macros)
         self._dirs: dict[bytes, list] = {b"": self._low + self._root}
         self._matchers: dict[bytes, list] = {}
@@ -192,7 +207,7 @@ class AttributeStack:
         if self._has(d):
             data = self._read(d)
             if data:
-                own = _parse(data, d, self.macros, False)
+                own = _parse(data, d, self.macros, False, self._fold)
         got = parent + own if own else parent
         self._dirs[d] = got
         return got
@@ -225,14 +240,15 @@ class AttributeStack:
                         got.add(pattern, wanted)
                 got.finish()
                 self._compiled[id(plist)] = got
-            got = got.for_dir(d)
+            got = got.for_dir(casefold(d) if self._fold else d)
             self._matchers[d] = got
         return got
 
     def check(self, path: bytes) -> dict[bytes, object]:
         """``git_check_attr`` for the attributes convert_attrs asks about."""
         slash = path.rfind(b"/")
-        return self._dir_index(path[:slash] if slash != -1 else b"").check(path, slash)
+        index = self._dir_index(path[:slash] if slash != -1 else b"")
+        return index.check(casefold(path) if self._fold else path, slash)
 
 
 def _relevant(macros: Mapping[bytes, list]) -> frozenset[bytes]:

@@ -64,7 +64,7 @@ class CheckinAttributes:
 
     def __init__(self, top: bytes, index: dict[bytes, Entry], read_blob: Callable[[bytes], bytes],
                  info: bytes | None, global_data: bytes | None, eol, drivers,
-                 say: Callable[[str], None] = lambda line: None) -> None:
+                 say: Callable[[str], None] = lambda line: None, ignore_case: bool = False) -> None:
         self.top = top
         self.say = say
         self._said: set[bytes] = set()
@@ -97,7 +97,7 @@ class CheckinAttributes:
         def has(d: bytes) -> bool:
             return name(d) in index or os.path.isfile(top + name(d))
 
-        self.stack = AttributeStack(read, has, info, global_data, None)
+        self.stack = AttributeStack(read, has, info, global_data, None, ignore_case)
         self._cache: dict[bytes, ConvAttrs] = {}
 
     def conv_attrs(self, path: bytes) -> ConvAttrs:

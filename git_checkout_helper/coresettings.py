@@ -19,6 +19,9 @@ Mirrors the globals of git's ``environment.c`` (``has_symlinks``,
 * ``trust_ctime`` (``core.trustctime``, default true): false ignores ctime.
 * ``core_preload_index`` (``core.preloadIndex``, default true): false makes
   a switch refresh the index without preloading it first (:mod:`preload`).
+* ``ignore_case`` (``core.ignoreCase``, default false): true makes ignore
+  rules, sparse-checkout patterns and attributes match case-insensitively
+  (``fspathncmp``, ``WM_CASEFOLD``: :mod:`wildmatch`).
 
 Every git command reads them (``git_default_config``), so a bad boolean is
 fatal before anything is touched, as in git; an unknown ``core.checkStat``
@@ -41,6 +44,7 @@ class CoreSettings(Record, frozen=True):
     check_stat: bool = True
     trust_ctime: bool = True
     preload_index: bool = True
+    ignore_case: bool = False
 
 
 DEFAULT_CORE = CoreSettings()
@@ -69,7 +73,15 @@ def core_settings(config) -> CoreSettings:
         check_stat=check_stat,
         trust_ctime=boolean(b"trustctime", True),
         preload_index=boolean(b"preloadindex", True),
+        ignore_case=ignore_case(config),
     )
+
+
+def ignore_case(config) -> bool:
+    """``core.ignoreCase`` (default false): ignore rules, sparse-checkout
+    patterns and attributes then match case-insensitively (:mod:`wildmatch`)."""
+    raw = _get(config, b"core", b"ignorecase")
+    return False if raw is None else git_config_bool("core.ignorecase", raw)
 
 
 def _values_in_git_order(config, section: bytes, name: bytes) -> list[bytes]:

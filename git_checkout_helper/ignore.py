@@ -31,7 +31,7 @@ import os
 import stat as stat_mod
 from collections.abc import Container
 
-from .pathspec import _wildmatch_regex
+from .wildmatch import casefold, wildmatch_regex
 
 __all__ = ["IgnoreRules", "parse_patterns"]
 
@@ -39,9 +39,14 @@ _GLOB_SPECIAL = b"*?[\\"
 
 
 class _Pattern:
+    """One pattern of a list (``struct path_pattern``); ``fold``
+    (``core.ignoreCase``): its literal parts kept case-folded and its
+    expression ``WM_CASEFOLD``'s, for paths folded by the caller
+    (:func:`wildmatch.casefold`)."""
+
     __slots__ = ("negative", "mustbedir", "nodir", "literal", "regex", "base")
 
-    def __init__(self, text: bytes, base: bytes) -> None:
+    def __init__(self, text: bytes, base: bytes, fold: bool = False) -> None:
         self.negative = text.startswith(b"!")
         if self.negative:
             text = text[1:]
@@ -51,10 +56,10 @@ class _Pattern:
         self.nodir = b"/" not in text
         if not self.nodir and text.startswith(b"/"):
             text = text[1:]
-        self.base = base  # the directory of the list, b"" or ending in "/"
+        self.base = casefold(base) if fold else base  # the directory of the list, b"" or ending in "/"
         wild = any(c in _GLOB_SPECIAL for c in text)
-        self.literal = None if wild else text
-        self.regex = _wildmatch_regex(text, not self.nodir, False) if wild else None
+        self.literal = None if wild else casefold(text) if fold else text
+        self.regex = wildmatch_regex(text, not self.nodir, fold) if wild else None
 
     def matches(self, path: bytes, basename: bytes) -> bool:
         if self.nodir:
@@ -85,8 +90,9 @@ def _trim_trailing_spaces(line: bytes) -> bytes:
     return line[:end]
 
 
-def parse_patterns(data: bytes, base: bytes) -> list[_Pattern]:
-    """``add_patterns_from_buffer`` for the list of directory ``base`` (b"" or "dir/")."""
+def parse_patterns(data: bytes, base: bytes, fold: bool = False) -> list[_Pattern]:
+    """``add_patterns_from_buffer`` for the list of directory ``base`` (b"" or
+    "dir/"); ``fold``: ``core.ignoreCase`` (:class:`_Pattern`)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     out = []
@@ -98,7 +104,7 @@ def parse_patterns(data: bytes, base: bytes) -> list[_Pattern]:
         line = _trim_trailing_spaces(line)
         if not line or line in (b"!",):
             continue
-        out.append(_Pattern(line, base))
+        out.append(_Pattern(line, base, fold))
     return out
 
 
@@ -118,14 +124,19 @@ class IgnoreRules:
     """``is_excluded`` for paths of one work tree (relative to ``top``, which ends in "/")."""
 
     def __init__(self, top: bytes, index: Container[bytes], info_exclude: bytes | None = None,
-                 excludes_file: bytes | None = None, per_directory_only: bool = False) -> None:
+                 excludes_file: bytes | None = None, per_directory_only: bool = False,
+                 ignore_case: bool = False) -> None:
+        """``ignore_case`` (``core.ignoreCase``): patterns match paths
+        case-insensitively; a directory's ``.gitignore`` is still the one
+        of the directory as written."""
         self.top = top
         self.index = index
+        self.fold = ignore_case
         self.files: list[list[_Pattern]] = []  # searched in this order
         if not per_directory_only:
             for data in (info_exclude, excludes_file):
                 if data:
-                    self.files.append(parse_patterns(data, b""))
+                    self.files.append(parse_patterns(data, b"", ignore_case))
         self._dir_lists: dict[bytes, list[_Pattern]] = {}
         self._dir_excluded: dict[bytes, bool] = {}
 
@@ -133,7 +144,7 @@ class IgnoreRules:
         got = self._dir_lists.get(d)
         if got is None:
             data = _read_nofollow(self.top + (d + b"/.gitignore" if d else b".gitignore"))
-            got = self._dir_lists[d] = parse_patterns(data, d + b"/" if d else b"") if data else []
+            got = self._dir_lists[d] = parse_patterns(data, d + b"/" if d else b"", self.fold) if data else []
         return got
 
     def _is_dir(self, path: bytes) -> bool:
@@ -148,8 +159,10 @@ class IgnoreRules:
     def _match(self, path: bytes, is_dir: bool) -> bool | None:
         """The decision of the last matching pattern, or None."""
         slash = path.rfind(b"/")
-        basename = path[slash + 1:]
         d = path[:slash] if slash != -1 else b""
+        if self.fold:
+            path = casefold(path)
+        basename = path[slash + 1:]
         while True:
             hit = self.last_match(self._list_of(d), path, basename, is_dir)
             if hit is not None:

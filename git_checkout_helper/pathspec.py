@@ -20,7 +20,7 @@ patterns are never reported as unmatched.
 
 from __future__ import annotations
 
-import re
+from .wildmatch import casefold, wildmatch_regex
 
 __all__ = ["PathspecError", "Pathspec", "parse_pathspec"]
 
@@ -38,17 +38,17 @@ class _Item:
     def __init__(self, original: str, match: bytes, glob: bool, literal: bool, icase: bool,
                  exclude: bool) -> None:
         self.original = original
-        self.match = match.lower() if icase else match
+        self.match = casefold(match) if icase else match
         self.glob, self.literal, self.icase, self.exclude = glob, literal, icase, exclude
         self.has_wild = not literal and any(c in _GLOB_SPECIAL for c in match)
-        self.regex = _wildmatch_regex(match, glob, icase) if self.has_wild else None
+        self.regex = wildmatch_regex(match, glob, icase) if self.has_wild else None
 
     def matches(self, path: bytes, is_dir: bool = False) -> bool:
         """``match_pathspec_item``: exactly, as a leading directory, or by
         wildmatch; a spec with a trailing slash names a directory (``is_dir``:
         git's ``DO_MATCH_DIRECTORY``, which ``ce_path_match`` sets for a gitlink)."""
         m = self.match
-        name = path.lower() if self.icase else path
+        name = casefold(path) if self.icase else path
         if not m:
             return True
         n = len(m)
@@ -57,116 +57,7 @@ class _Item:
                 return True
         elif is_dir and m[-1:] == b"/" and len(name) == n - 1 and m[:-1] == name:
             return True
-        return self.regex is not None and self.regex.fullmatch(path) is not None
-
-
-_CLASSES = {b"alpha": rb"a-zA-Z", b"digit": rb"0-9", b"alnum": rb"a-zA-Z0-9", b"upper": rb"A-Z",
-            b"lower": rb"a-z", b"space": rb" \t\n\r\f\v", b"xdigit": rb"0-9a-fA-F",
-            b"punct": re.escape(b"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), b"blank": rb" \t",
-            b"cntrl": rb"\x00-\x1f\x7f", b"print": rb"\x20-\x7e", b"graph": rb"\x21-\x7e"}
-
-
-def _bracket(p: bytes, i: int, pathname: bool) -> tuple[bytes, int] | None:
-    """The regex class for the bracket expression at ``p[i] == '['``, and the
-    index after it; None where wildmatch gives up (no closing bracket, an
-    unknown ``[:class:]``): nothing matches. As wildmatch: ``[:`` not closed
-    by ``:]`` before the next ``]`` is a literal ``[``; a reversed range
-    (``z-a``) matches its first character only."""
-    j = i + 1
-    neg = j < len(p) and p[j:j + 1] in (b"!", b"^")
-    if neg:
-        j += 1
-    parts: list[bytes] = []
-    first = True
-    while j < len(p):
-        c = p[j:j + 1]
-        if c == b"]" and not first:
-            body = b"".join(parts) or b"(?!)"
-            cls = b"[" + (b"^" if neg else b"") + body + (b"/" if neg and pathname else b"") + b"]"
-            if not neg and pathname:
-                cls = b"(?!/)" + cls
-            return cls, j + 1
-        first = False
-        if c == b"[" and p[j + 1:j + 2] == b":":
-            close = p.find(b"]", j + 2)
-            if close == -1:
-                return None
-            if close > j + 2 and p[close - 1:close] == b":":
-                cls = _CLASSES.get(p[j + 2:close - 1])
-                if cls is None:
-                    return None
-                parts.append(cls)
-                j = close + 1
-                continue
-        if c == b"\\" and j + 1 < len(p):
-            j += 1
-            c = p[j:j + 1]
-        if p[j + 1:j + 2] == b"-" and j + 2 < len(p) and p[j + 2:j + 3] != b"]":
-            hi = p[j + 2:j + 3]
-            k = j + 3
-            if hi == b"\\" and k < len(p):
-                hi = p[k:k + 1]
-                k += 1
-            parts.append(re.escape(c) + b"-" + re.escape(hi) if c <= hi else re.escape(c))
-            j = k
-            continue
-        parts.append(re.escape(c))
-        j += 1
-    return None  # no closing bracket: wildmatch aborts, nothing matches
-
-
-def _wildmatch_source(p: bytes, pathname: bool) -> bytes | None:
-    """``wildmatch(pattern, text, WM_PATHNAME if pathname)`` as the source of
-    a regular expression over bytes (for ``re.DOTALL`` and ``fullmatch``), or
-    None for a pattern that matches nothing (wildmatch gives up on it, or it
-    ends in a lone backslash). Under ``WM_PATHNAME`` a ``**`` at the start or
-    after a slash, and at the end or before a slash, spans directories (none
-    too, for ``**/``); before ``\\/`` it spans at least one."""
-    out: list[bytes] = []
-    i = 0
-    while i < len(p):
-        c = p[i:i + 1]
-        if c == b"*":
-            j = i
-            while j < len(p) and p[j:j + 1] == b"*":
-                j += 1
-            if not pathname:
-                out.append(b".*")
-            elif j - i >= 2 and (i == 0 or p[i - 1:i] == b"/") and (j == len(p) or p[j:j + 1] == b"/"):
-                if j == len(p):
-                    out.append(b".*")
-                else:
-                    out.append(b"(?:.*/)?")
-                    j += 1
-            elif j - i >= 2 and (i == 0 or p[i - 1:i] == b"/") and p[j:j + 2] == b"\\/":
-                out.append(b".*")
-            else:
-                out.append(b"[^/]*")
-            i = j
-        elif c == b"?":
-            out.append(b"[^/]" if pathname else b".")
-            i += 1
-        elif c == b"[":
-            br = _bracket(p, i, pathname)
-            if br is None:
-                return None
-            out.append(br[0])
-            i = br[1]
-        elif c == b"\\":
-            if i + 1 == len(p):
-                return None
-            out.append(re.escape(p[i + 1:i + 2]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return b"".join(out)
-
-
-def _wildmatch_regex(p: bytes, pathname: bool, icase: bool) -> re.Pattern:
-    """``wildmatch(pattern, path, WM_PATHNAME if pathname)`` as a regex over bytes."""
-    source = _wildmatch_source(p, pathname)
-    return re.compile(b"(?!)" if source is None else source, re.DOTALL | (re.IGNORECASE if icase else 0))
+        return self.regex is not None and self.regex.fullmatch(name) is not None
 
 
 def _normalize(path: str, original: str) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 from .index import S_IFGITLINK, Entry
 from .index_file import CE_SKIP_WORKTREE
+from .wildmatch import casefold
 
 __all__ = ["SparseCheckout", "apply_sparse_checkout", "init_clone_sparse_checkout", "load_sparse_checkout",
            "skip_worktree"]
@@ -43,18 +44,22 @@ class SparseCheckout:
     """The patterns of ``info/sparse-checkout``, matched as ``dir.c``
     ``path_matches_pattern_list`` does (cone: the recursive and parent
     directory sets; otherwise gitignore-style patterns, last match wins,
-    a directory's result the default for what is below it)."""
+    a directory's result the default for what is below it). ``ignore_case``
+    (``core.ignoreCase``): both match case-insensitively (the sets' own
+    comparison, ``pl_hashmap_cmp``, and ``fnmatch_icase``): their paths are
+    kept case-folded, and so is each path asked about."""
 
-    def __init__(self, lines: list[bytes], cone: bool) -> None:
+    def __init__(self, lines: list[bytes], cone: bool, ignore_case: bool = False) -> None:
         self.recursive: set[bytes] | None = None
         self.parents: set[bytes] = set()
         self.full_cone = False
+        self.fold = ignore_case
         if cone:
-            self._parse_cone(lines)
+            self._parse_cone([casefold(line) for line in lines] if ignore_case else lines)
         if self.recursive is None:
             from .ignore import IgnoreRules, parse_patterns  # (only here: a cone needs neither)
 
-            self.patterns = parse_patterns(b"\n".join(lines), b"")
+            self.patterns = parse_patterns(b"\n".join(lines), b"", ignore_case)
             self._last_match = IgnoreRules.last_match
 
     def _parse_cone(self, lines: list[bytes]) -> None:
@@ -83,6 +88,8 @@ class SparseCheckout:
     def dir_included(self, d: bytes) -> bool:
         """Cone mode: is directory ``d`` inside the patterns
         (``path_in_sparse_checkout`` of ``d/``): a parent of a cone, or in one."""
+        if self.fold:
+            d = casefold(d)
         if self.full_cone or d in self.parents:
             return True
         while d:
@@ -97,6 +104,8 @@ class SparseCheckout:
 
     def included(self, path: bytes) -> bool:
         """Is ``path`` (a file) inside the patterns?"""
+        if self.fold:
+            path = casefold(path)
         if self.recursive is not None:
             if self.full_cone or path in self.recursive:
                 return True
@@ -128,6 +137,7 @@ def load_sparse_checkout(config, gitdir: str) -> SparseCheckout | None:
     """``core.sparseCheckout`` and its patterns; None when it is off or the
     pattern file is missing (unpack-trees then skips sparse checkout)."""
     from .config import _get, git_config_bool
+    from .coresettings import ignore_case
 
     raw = _get(config, b"core", b"sparseCheckout")
     if raw is None or not git_config_bool("core.sparseCheckout", raw):
@@ -141,7 +151,7 @@ def load_sparse_checkout(config, gitdir: str) -> SparseCheckout | None:
     lines = [ln for ln in lines if ln and not ln.startswith(b"#")]
     cone_raw = _get(config, b"core", b"sparseCheckoutCone")
     cone = cone_raw is not None and git_config_bool("core.sparseCheckoutCone", cone_raw)
-    return SparseCheckout(lines, cone)
+    return SparseCheckout(lines, cone, ignore_case(config))
 
 
 NOT_UPTODATE = "The following paths are not up to date and were left despite sparse patterns:"

@@ -784,6 +784,25 @@ test_expect_success 'a path restore leaves a gitlink whose directory is there al
 	test -d linksplit.ours/sub
 '
 
+test_expect_success 'core.ignoreCase: attributes, ignore rules and sparse patterns match whatever the case, as git'"'"'s' '
+	git init -q icase && (
+		cd icase && git commit -q --allow-empty -m empty && git branch empty &&
+		printf "*.txt eol=crlf\n/Docs/*.MD ident\n" >.gitattributes && mkdir -p SRC DOCS &&
+		printf "one\ntwo\n" >SRC/Z.TXT && printf "\$Id\$\n" >DOCS/a.Md && echo x >x.O &&
+		git add .gitattributes SRC DOCS x.O && git commit -qm files && git tag files &&
+		git checkout -q empty && git config core.ignoreCase true &&
+		echo "*.o" >.git/info/exclude && echo mine >x.O
+	) &&
+	fuzz_case icase "checkout files" "files" &&
+	printf "one\r\ntwo\r\n" >expect && test_cmp expect icase.ours/SRC/Z.TXT &&
+	echo x >expect && test_cmp expect icase.ours/x.O &&
+	! grep -q "^.Id.\$" icase.ours/DOCS/a.Md &&
+	git -C icase config core.sparseCheckout true &&
+	printf "/docs/\n" >icase/.git/info/sparse-checkout &&
+	fuzz_case icase "checkout files" "files" &&
+	test_path_is_file icase.ours/DOCS/a.Md && test_path_is_missing icase.ours/SRC
+'
+
 specs_cases() {
 	git init -q specs && (
 		cd specs && mkdir src "s p" && echo y >src/y && echo z >src/z.txt && echo n >"s p/n.txt" &&

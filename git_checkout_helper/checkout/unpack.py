@@ -19,6 +19,7 @@ def ignore_matcher(repo: Repository, index, per_directory_only: bool = False) ->
     """``is_excluded`` with the standard excludes (ignore.py): core.excludesFile,
     info/exclude and each directory's .gitignore; ``per_directory_only``: the
     .gitignore files alone (git 2.39's verify_clean_subdirectory)."""
+    from ..coresettings import ignore_case
     from ..ignore import IgnoreRules
 
     env = repo.environ
@@ -32,7 +33,8 @@ def ignore_matcher(repo: Repository, index, per_directory_only: bool = False) ->
         name = env["HOME"] + name[1:] if name.startswith("~/") else os.path.expanduser(name)
     excludes = _read_file(name) if name and not per_directory_only else None
     info = None if per_directory_only else _read_file(os.path.join(repo.dirs.commondir, "info", "exclude"))
-    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only)
+    return IgnoreRules(os.fsencode(repo.worktree) + b"/", index, info, excludes, per_directory_only,
+                       ignore_case(repo.config))
 
 
 def write_index(co: Checkout, lock: IndexLock, plan: Plan, target: TreeFiles, old, clone: str | None = None,

@@ -229,7 +229,7 @@ class Checkout(ParallelCheckout):
             path = os.path.expanduser(os.fsdecode(global_file))
             glob_data = _read_file(path)
         self._attr_files = (info, glob_data)
-        self._attrs = AttributeStack(read, has, info, glob_data, None)
+        self._attrs = AttributeStack(read, has, info, glob_data, None, self.core.ignore_case)
         self._checkin = self._checkin_attributes(index)
         # Each file is asked about twice only when a filter driver is
         # configured (helpers are counted before the writes; git-lfs installs
@@ -287,7 +287,7 @@ class Checkout(ParallelCheckout):
         messages for a file it cannot read back go to stderr."""
         info, glob_data = getattr(self, "_attr_files", (None, None))
         return CheckinAttributes(self.top, index, self.repo.odb.read_blob, info, glob_data, self.eol, self.drivers,
-                                 lambda line: self.err.write(line + "\n"))
+                                 lambda line: self.err.write(line + "\n"), self.core.ignore_case)
 
     def to_git(self, e: Entry, data: bytes) -> bytes | None:
         """``data``, the file of ``e``, as the index would store it (cleancheck.py), or None."""
