@@ -26,13 +26,21 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-__all__ = ["SLOP", "CommitWalk"]
+__all__ = ["SLOP", "CommitWalk", "RevWalkError"]
 
 #: ``revision.c``'s SLOP: commits popped after the walk looks finished.
 SLOP = 5
 UNINTERESTING = 1 << 1
 SEEN = 1 << 0
 ADDED = 1 << 3  # (its parents processed)
+
+
+class RevWalkError(Exception):
+    """A commit the walk must read cannot be read (``repo_parse_commit``
+    fails, "Could not read <id>"): git's walk dies there."""
+
+    def __init__(self, oid: bytes) -> None:
+        super().__init__(f"Could not read {oid.decode()}")
 
 
 def commit_date(raw: bytes, pos: int) -> int:
@@ -94,16 +102,16 @@ class CommitWalk:
         """The commits reachable from ``interesting`` and not from
         ``uninteresting`` (ids, tags peeled), in the order ``git rev-list``
         lists them. An interesting commit that cannot be read raises
-        KeyError (git dies: "unable to parse commit"), and so does an
-        interesting commit's parent; an uninteresting id that names no
-        commit (a ref to a tree) reaches nothing."""
+        :class:`RevWalkError`, and so does an interesting commit's parent;
+        an uninteresting id that names no commit (a ref to a tree) reaches
+        nothing."""
         flags: dict[bytes, int] = {}
         pending: list[bytes] = []
         for oid, mark in [*((o, 0) for o in interesting), *((o, UNINTERESTING) for o in uninteresting)]:
             if not self.parse(oid):
                 if mark:
                     continue
-                raise KeyError(oid)
+                raise RevWalkError(oid)
             flags[oid] = flags.get(oid, 0) | mark
             if mark:
                 self._mark_parents_uninteresting(oid, flags)
@@ -157,7 +165,7 @@ class CommitWalk:
                     continue
                 self._mark_parents_uninteresting(p, flags)
             elif not self.parse(p):
-                raise KeyError(p)
+                raise RevWalkError(p)
             if not pf & SEEN:
                 flags[p] = pf | SEEN
                 self._insert(p, queue, keys)

@@ -137,11 +137,3 @@ missing_objects() {
 	git -C "$1" rev-list --objects --missing=print --all | sed -n "s/^?//p" | sort
 }
 
-# test_expect_code <code> <cmd>...: cmd exits with exactly <code>
-test_expect_code() {
-	local want=$1 rc
-	shift
-	"$@"
-	rc=$?
-	test "$rc" = "$want" || { echo "exit code $rc, expected $want: $*" >&2; return 1; }
-}

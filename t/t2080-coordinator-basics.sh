@@ -204,6 +204,31 @@ test_expect_success 'leaving merged history behind, some of it tagged (packed, a
 	test_grep "^  $(git -C orphan2.ours rev-parse --short HEAD@{1}) older, on top$" err.ours
 '
 
+test_expect_success 'a commit the walk cannot read: git'"'"'s death after the work tree (leaving a detached HEAD; the upstream report)' '
+	git init -q -b main walkmiss && (
+		cd walkmiss && echo a >a && git add a && git commit -qm one && git commit -q --allow-empty -m two &&
+		t=$(git rev-parse HEAD^{tree}) &&
+		bad=$(printf "tree $t\nparent 1111111111111111111111111111111111111111\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 1 +0000\n\nbroken\n" |
+		      git hash-object -t commit -w --stdin) &&
+		git checkout -q --detach $bad
+	) &&
+	rm -rf walkmiss.ours walkmiss.git && cp -a walkmiss walkmiss.ours && cp -a walkmiss walkmiss.git &&
+	test_expect_code 128 git -C walkmiss.git checkout main 2>err.git &&
+	test_expect_code 128 git -C walkmiss.ours parallel-checkout -j 2 --threshold 0 main 2>err.ours &&
+	test_cmp err.git err.ours &&
+	git -C walkmiss.git rev-parse HEAD >expect && git -C walkmiss.ours rev-parse HEAD >actual && test_cmp expect actual &&
+	for d in walkmiss.ours walkmiss.git
+	do
+		git -C $d branch topic HEAD && git -C $d checkout -q main &&
+		git -C $d config branch.topic.remote . && git -C $d config branch.topic.merge refs/heads/main || return 1
+	done &&
+	test_expect_code 128 git -C walkmiss.git checkout topic 2>err.git &&
+	test_expect_code 128 git -C walkmiss.ours parallel-checkout -j 2 --threshold 0 topic 2>err.ours &&
+	head -2 err.git >expect && head -2 err.ours >actual && test_cmp expect actual &&
+	tail -1 err.ours | grep "^fatal: " &&
+	git -C walkmiss.ours symbolic-ref HEAD >actual && echo refs/heads/topic >expect && test_cmp expect actual
+'
+
 test_expect_success 'the upstream report after a switch: ahead, behind, diverged, gone' '
 	twins src trk &&
 	for d in trk.ours trk.git

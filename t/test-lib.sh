@@ -5,7 +5,7 @@
 # own trash directory (t/trash.<script>), with HOME and git config isolated.
 #   test_expect_success [PREREQ,...] 'title' 'commands'
 #   test_expect_failure [PREREQ,...] 'title' 'commands'   (known breakage)
-#   test_must_fail cmd...   test_cmp expect actual   test_must_be_empty file
+#   test_must_fail cmd...   test_expect_code N cmd...   test_cmp expect actual   test_must_be_empty file
 #   test_path_is_file/test_path_is_dir/test_path_is_missing/test_path_is_symlink
 #   test_set_prereq NAME    test_have_prereq NAME
 #   test_line_count = N file    test_when_finished 'cmds'
@@ -136,6 +136,14 @@ test_must_fail() {
 	if test $rc -gt 129 && test $rc -le 192; then echo "test_must_fail: died of signal $((rc - 128)): $*" >&2; return 1; fi
 	if test $rc = 127; then echo "test_must_fail: command not found: $*" >&2; return 1; fi
 	return 0
+}
+# test_expect_code <code> <cmd>...: cmd exits with exactly <code>
+test_expect_code() {
+	local want=$1 rc
+	shift
+	"$@"
+	rc=$?
+	test "$rc" = "$want" || { echo "exit code $rc, expected $want: $*" >&2; return 1; }
 }
 test_cmp() { diff -u "$1" "$2"; }
 test_must_be_empty() {

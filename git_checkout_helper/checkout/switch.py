@@ -19,6 +19,7 @@ from ..plan import Plan, PlanError, _mode_of, plan_switch, worktree_matches
 from ..preload import Preload, workers_for
 from ..refresh import refresh_entries
 from ..repository import Repository, RevisionError
+from ..revwalk import RevWalkError
 from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
 from ..tree import EMPTY, TreeFiles, value_mode
@@ -282,7 +283,17 @@ def _update_head(repo: Repository, opts: CheckoutOptions, rev: str | None, clone
         if tracked is not None and remote_ref is None:
             # (git says nothing for a branch it has just created: its
             # config cache predates the new upstream.)
-            out.write(repo.tracking_info(tracked) or "")
+            _report_tracking(repo, tracked, out)
+
+
+def _report_tracking(repo: Repository, branch: bytes, out: TextIO) -> None:
+    """``report_tracking``: how far ``branch`` is from its upstream
+    (:meth:`Repository.tracking_info`); a commit its walk cannot read is
+    git's death ("revision walk setup failed"), after HEAD moved."""
+    try:
+        out.write(repo.tracking_info(branch) or "")
+    except RevWalkError as e:
+        raise CheckoutError(f"error: {e}\nfatal: revision walk setup failed", 128) from None
 
 
 def _die_if_checked_out(repo: Repository, branch: bytes) -> None:
@@ -329,7 +340,10 @@ def _orphaned_commit_warning(err: TextIO, repo: Repository, old: bytes, new: byt
             tips.append(repo._peel_to_commit(sha))
         except (KeyError, RevisionError, CorruptObject):  # a ref to a non-commit reaches none
             pass
-    lost = repo.commit_walk().limited([old], [*tips, new])
+    try:
+        lost = repo.commit_walk().limited([old], [*tips, new])
+    except RevWalkError as e:  # (the work tree and index are switched, HEAD is not: as git leaves them)
+        raise CheckoutError(f"error: {e}\nfatal: internal error in revision walk", 128) from None
     if not lost:
         err.write(f"Previous HEAD position was {_oneline(repo, old)}\n")
         return
@@ -552,4 +566,4 @@ def update_refs_for_switch(repo: Repository, t, bo, quiet: bool,
     if not quiet and (path is not None or (not bo.detach and name == "HEAD")) and not created:
         tracked = path if path is not None else old_branch
         if tracked is not None:
-            out.write(repo.tracking_info(tracked) or "")
+            _report_tracking(repo, tracked, out)
