@@ -162,6 +162,15 @@ do
 	'
 done
 
+# switch_twins <name> <rev>: ours and git switch <name>.ours and <name>.git
+# to <rev>, saying the same on both streams.
+switch_twins() {
+	git -C "$1.ours" parallel-checkout -j 2 --threshold 0 "$2" >out.ours 2>err.ours &&
+	git -C "$1.git" checkout "$2" >out.git 2>err.git &&
+	test_cmp err.git err.ours &&
+	test_cmp out.git out.ours
+}
+
 test_expect_success 'leaving commits behind on a detached HEAD: git'"'"'s warning' '
 	twins src orphan &&
 	for d in orphan.ours orphan.git
@@ -172,10 +181,7 @@ test_expect_success 'leaving commits behind on a detached HEAD: git'"'"'s warnin
 			git commit -q --allow-empty -m "subject line" -m "body"
 		) || return 1
 	done &&
-	git -C orphan.ours parallel-checkout -j 2 --threshold 0 main >out.ours 2>err.ours &&
-	git -C orphan.git checkout main >out.git 2>err.git &&
-	test_cmp err.git err.ours &&
-	test_cmp out.git out.ours &&
+	switch_twins orphan main &&
 	test_grep "^Warning: you are leaving 7 commits behind" err.ours &&
 	test_cmp_worktrees orphan.ours orphan.git &&
 	verify_clean orphan.ours
@@ -196,10 +202,7 @@ test_expect_success 'leaving merged history behind, some of it tagged (packed, a
 			GIT_COMMITTER_DATE="1000000000 +0000" git commit -q --allow-empty -m "older, on top"
 		) || return 1
 	done &&
-	git -C orphan2.ours parallel-checkout -j 2 --threshold 0 main >out.ours 2>err.ours &&
-	git -C orphan2.git checkout main >out.git 2>err.git &&
-	test_cmp err.git err.ours &&
-	test_cmp out.git out.ours &&
+	switch_twins orphan2 main &&
 	test_grep "^Warning: you are leaving 5 commits behind" err.ours &&
 	test_grep "^  $(git -C orphan2.ours rev-parse --short HEAD@{1}) older, on top$" err.ours
 '
@@ -251,10 +254,7 @@ test_expect_success 'the upstream report after a switch: ahead, behind, diverged
 	done &&
 	for b in ahead behind diverged gone
 	do
-		git -C trk.ours parallel-checkout -j 2 --threshold 0 $b >out.ours 2>err.ours &&
-		git -C trk.git checkout $b >out.git 2>err.git &&
-		test_cmp err.git err.ours &&
-		test_cmp out.git out.ours &&
+		switch_twins trk $b &&
 		test_cmp_worktrees trk.ours trk.git || return 1
 	done &&
 	test_grep "^Your branch is based on .origin/nowhere., but the upstream is gone\.$" out.ours

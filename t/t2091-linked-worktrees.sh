@@ -17,15 +17,6 @@ same_result() {
 	verify_clean "$1"
 }
 
-# expect_code <n> <cmd...>: cmd exits with n.
-expect_code() {
-	local want=$1 rc
-	shift
-	"$@"
-	rc=$?
-	test "$rc" = "$want" || { echo "exit code $rc, not $want: $*" >&2; return 1; }
-}
-
 # snapshot <main worktree> <file>: what must not change there.
 snapshot() {
 	{ git -C "$1" symbolic-ref -q HEAD || echo detached; } >"$2" &&
@@ -118,16 +109,16 @@ test_expect_success 'restore paths in a linked worktree, also from a subdirector
 test_expect_success 'a branch checked out in another worktree is refused as git refuses it' '
 	git -C lw.ours checkout -q main && git -C lw.git checkout -q main &&
 	snapshot lw.ours-linked linked.before &&
-	expect_code 128 git -C lw.ours-linked parallel-checkout main 2>err.ours &&
-	expect_code 128 git -C lw.git-linked checkout main 2>err.git &&
+	test_expect_code 128 git -C lw.ours-linked parallel-checkout main 2>err.ours &&
+	test_expect_code 128 git -C lw.git-linked checkout main 2>err.git &&
 	sed "s/lw\.git/lw.ours/" err.git >err.expect &&
 	test_cmp err.expect err.ours &&
 	test_grep "^fatal: .main. is already checked out at .*/lw.ours.$" err.ours &&
 	snapshot lw.ours-linked linked.after &&
 	test_cmp linked.before linked.after &&
 	test_path_is_missing lw.ours/.git/worktrees/lw.ours-linked/index.lock &&
-	expect_code 128 git -C lw.ours parallel-checkout other 2>err.main.ours &&
-	expect_code 128 git -C lw.git checkout other 2>err.main.git &&
+	test_expect_code 128 git -C lw.ours parallel-checkout other 2>err.main.ours &&
+	test_expect_code 128 git -C lw.git checkout other 2>err.main.git &&
 	sed "s/lw\.git/lw.ours/" err.main.git >err.expect &&
 	test_cmp err.expect err.main.ours
 '
@@ -205,7 +196,7 @@ test_expect_success 'a subdirectory and -C find the top' '
 	git-parallel-checkout -C sub.ours -C d2 -q main &&
 	git -C sub.git -C d2 checkout -q main &&
 	same_result sub.ours sub.git &&
-	expect_code 128 git-parallel-checkout -C nowhere main 2>err &&
+	test_expect_code 128 git-parallel-checkout -C nowhere main 2>err &&
 	test_grep "^fatal: cannot change to .nowhere.: No such file or directory" err
 '
 

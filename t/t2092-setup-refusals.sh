@@ -11,15 +11,6 @@ then
 	test_set_prereq ROOT
 fi
 
-# expect_code <n> <cmd...>: cmd exits with n.
-expect_code() {
-	local want=$1 rc
-	shift
-	"$@"
-	rc=$?
-	test "$rc" = "$want" || { echo "exit code $rc, not $want: $*" >&2; return 1; }
-}
-
 # state <dir>: index, HEAD and work tree, all that a refusal must leave alone.
 state() {
 	cat "$1/.git/HEAD" &&
@@ -42,8 +33,8 @@ both_refuse() {
 	local dir=$1 code=$2
 	shift 2
 	state "$dir" >"$dir.before" 2>/dev/null
-	expect_code "$code" git -C "$dir" parallel-checkout "$@" 2>err.ours &&
-	expect_code "$code" git -C "$dir" checkout "$@" 2>err.git &&
+	test_expect_code "$code" git -C "$dir" parallel-checkout "$@" 2>err.ours &&
+	test_expect_code "$code" git -C "$dir" checkout "$@" 2>err.git &&
 	without_early_warning err.ours >err.ours.fatal &&
 	test_cmp err.git err.ours.fatal &&
 	state "$dir" >"$dir.after" 2>/dev/null &&
@@ -76,8 +67,8 @@ test_expect_success ROOT 'a repository owned by someone else is refused, its fil
 
 test_expect_success ROOT 'from a subdirectory the message names the top' '
 	state own >before &&
-	expect_code 128 git -C own/d/sub parallel-checkout other 2>err.ours &&
-	expect_code 128 git -C own/d/sub checkout other 2>err.git &&
+	test_expect_code 128 git -C own/d/sub parallel-checkout other 2>err.ours &&
+	test_expect_code 128 git -C own/d/sub checkout other 2>err.git &&
 	test_cmp err.git err.ours &&
 	state own >after && test_cmp before after &&
 	test_path_is_missing SMUDGED
@@ -92,7 +83,7 @@ test_expect_success ROOT 'safe.directory in the repository config does not count
 
 test_expect_success ROOT 'an empty safe.directory cancels the ones before it' '
 	state own >before &&
-	expect_code 128 git -c safe.directory="*" -c safe.directory= -C own parallel-checkout other 2>err &&
+	test_expect_code 128 git -c safe.directory="*" -c safe.directory= -C own parallel-checkout other 2>err &&
 	test_grep "detected dubious ownership" err &&
 	state own >after && test_cmp before after &&
 	test_path_is_missing SMUDGED
@@ -177,31 +168,31 @@ test_expect_success 'a version 0 repository with a v1-only extension, a version 
 
 test_expect_success 'a bare repository: git'"'"'s fatal message and 128' '
 	git clone -q --bare src bare.git &&
-	expect_code 128 git -C bare.git parallel-checkout other 2>err.ours &&
-	expect_code 128 git -C bare.git checkout other 2>err.git &&
+	test_expect_code 128 git -C bare.git parallel-checkout other 2>err.ours &&
+	test_expect_code 128 git -C bare.git checkout other 2>err.git &&
 	test_cmp err.git err.ours &&
 	echo "fatal: this operation must be run in a work tree" >expect &&
 	test_cmp expect err.ours &&
-	expect_code 128 git -C bare.git parallel-checkout --all 2>err.all &&
+	test_expect_code 128 git -C bare.git parallel-checkout --all 2>err.all &&
 	test_cmp expect err.all &&
-	expect_code 128 git -C bare.git parallel-checkout other -- d 2>err.paths &&
+	test_expect_code 128 git -C bare.git parallel-checkout other -- d 2>err.paths &&
 	test_cmp expect err.paths
 '
 
 test_expect_success 'safe.bareRepository=explicit' '
-	expect_code 128 git -c safe.bareRepository=explicit -C bare.git parallel-checkout other 2>err.ours &&
-	expect_code 128 git -c safe.bareRepository=explicit -C bare.git checkout other 2>err.git &&
+	test_expect_code 128 git -c safe.bareRepository=explicit -C bare.git parallel-checkout other 2>err.ours &&
+	test_expect_code 128 git -c safe.bareRepository=explicit -C bare.git checkout other 2>err.git &&
 	test_cmp err.git err.ours &&
 	test_grep "^fatal: cannot use bare repository .*bare.git. (safe.bareRepository is .explicit.)" err.ours
 '
 
 test_expect_success 'no repository at all' '
 	mkdir nowhere &&
-	expect_code 128 git -C nowhere parallel-checkout other 2>err.ours &&
-	expect_code 128 git -C nowhere checkout other 2>err.git &&
+	test_expect_code 128 git -C nowhere parallel-checkout other 2>err.ours &&
+	test_expect_code 128 git -C nowhere checkout other 2>err.git &&
 	test_cmp err.git err.ours &&
-	expect_code 128 env GIT_DIR=nothing git -C nowhere parallel-checkout other 2>err.ours &&
-	expect_code 128 env GIT_DIR=nothing git -C nowhere checkout other 2>err.git &&
+	test_expect_code 128 env GIT_DIR=nothing git -C nowhere parallel-checkout other 2>err.ours &&
+	test_expect_code 128 env GIT_DIR=nothing git -C nowhere checkout other 2>err.git &&
 	test_cmp err.git err.ours
 '
 
