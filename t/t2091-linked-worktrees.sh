@@ -31,6 +31,28 @@ test_expect_success 'setup' '
 	setup_git_helper_exec_path
 '
 
+test_expect_success 'leaving a detached HEAD in a linked worktree: its own refs/bisect/ count, the main worktree'"'"'s refs/worktree/ do not' '
+	twins src lwref &&
+	for who in ours git
+	do
+		git -C lwref.$who worktree add -q --detach ../lwref.$who-linked main &&
+		(
+			cd lwref.$who-linked &&
+			git commit -q --allow-empty -m "kept by this worktree" && git update-ref refs/bisect/bad HEAD &&
+			git checkout -q --detach main && git commit -q --allow-empty -m "kept by the main worktree only" &&
+			git -C ../lwref.$who update-ref refs/worktree/main-only "$(git rev-parse HEAD)"
+		) || return 1
+	done &&
+	git -C lwref.ours-linked parallel-checkout -j 2 --threshold 0 other >out.ours 2>err.ours &&
+	git -C lwref.git-linked checkout other >out.git 2>err.git &&
+	test_cmp err.git err.ours && test_grep "^Warning: you are leaving 1 commit behind" err.ours &&
+	git -C lwref.ours-linked checkout -q --detach "refs/bisect/bad" &&
+	git -C lwref.git-linked checkout -q --detach "refs/bisect/bad" &&
+	git -C lwref.ours-linked parallel-checkout -j 2 --threshold 0 other >out.ours 2>err.ours &&
+	git -C lwref.git-linked checkout other >out.git 2>err.git &&
+	test_cmp err.git err.ours && test_grep "^Previous HEAD position was .* kept by this worktree$" err.ours
+'
+
 test_expect_success 'switch in a linked worktree (helper and coordinator find the common dir; items streamed to the helpers)' '
 	twins src lw &&
 	for who in ours git
