@@ -411,11 +411,41 @@ def test_api_auto_parallel_and_threads(tmpfs_repos, git_env, monkeypatch):
         report = run_checkout(r, "HEAD", CheckoutOptions(workers="auto", force=True, quiet=True, progress=False))
     finally:
         r.close()
-    monkeypatch.setattr(fsinfo, "probe", real_probe)
     d = report.auto_workers
-    assert (d.processes, d.threads, d.fs, d.items) == (8, 4, "nfs", 300)
+    assert (d.processes, d.threads, d.fs, d.items, d.coordinator_idle) == (8, 4, "nfs", 300, False)
     assert seen == {"pool": 8, "threads": 4}
     _assert_twins(git_env, tmpfs_repos)
+
+    # No index and an empty work tree (a clone's checkout): the coordinator is idle.
+    for name in os.listdir(ours):
+        if name != ".git":
+            full = os.path.join(ours, name)
+            shutil.rmtree(full) if os.path.isdir(full) and not os.path.islink(full) else os.unlink(full)
+    os.unlink(os.path.join(ours, ".git", "index"))
+    r = Repository.open(ours, git_env)
+    try:
+        report = run_checkout(r, "HEAD", CheckoutOptions(workers="auto", force=True, quiet=True, progress=False))
+    finally:
+        r.close()
+    monkeypatch.setattr(fsinfo, "probe", real_probe)
+    assert report.auto_workers.coordinator_idle is True
+    _assert_twins(git_env, tmpfs_repos)
+
+
+@pytest.mark.parametrize(
+    "kind, cpus, nr, alongside, idle",
+    [
+        ("fuse", 2, 5000, (8, 2), (8, 4)),  # 16 requests beside the coordinator's, 32 without
+        ("nfs", 8, 1000, (32, 1), (32, 2)),
+        ("nfs", 2, 200, (8, 3), (8, 3)),  # at least 8 items a request either way
+        ("tmpfs", 2, 5000, (2, 1), (2, 1)),  # CPU-bound: the coordinator's requests do not count
+    ],
+)
+def test_an_idle_coordinator_leaves_its_requests_to_the_helpers(kind, cpus, nr, alongside, idle):
+    for flag, want in ((False, alongside), (True, idle)):
+        d = auto_workers(kind, None, cpus, nr, coordinator_idle=flag)
+        assert (d.processes, d.threads) == want, d.reason
+        assert d.coordinator_idle is flag and ("coordinator idle" in d.reason) == (flag and kind != "tmpfs")
 
 
 # -- the bench's auto row ----------------------------------------------------------------

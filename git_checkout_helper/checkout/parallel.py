@@ -199,7 +199,8 @@ class ParallelCheckout:
         fs = self._fsinfo = self._fsinfo or probe(self.written_into())
         # All usable CPUs, busy ones too (see autoworkers: no load is subtracted).
         online, affinity, _load, quota = system_cpus(self.opts.online_cpus)
-        d = auto_workers(fs.kind, fs.rotational, usable_cpus(online, affinity, None, quota), nr, None, explicit)
+        d = auto_workers(fs.kind, fs.rotational, usable_cpus(online, affinity, None, quota), nr, None, explicit,
+                         coordinator_idle=self.empty_start)
         d.filesystem = fs
         self._auto = self.report.auto_workers = d
         if d.threads > 1 and self.opts.helper_threads is None:

@@ -104,6 +104,9 @@ class Checkout(ParallelCheckout):
         self._fresh_dirs: set[bytes] = set()
         self._warned_clamp = False
         self._auto: AutoWorkers | None = None
+        #: No index and nothing in the work tree but ``.git`` when the checkout
+        #: began (a clone): set by :meth:`setup_attributes`; see ``choose_auto``.
+        self.empty_start = False
         self._fsinfo = None  # fsinfo.FsInfo of out_top, probed once (auto)
         self._io: IoPool | None | bool = False  # see io(); False: not decided yet
         self.absent: Container[bytes] = ()  # Plan.absent of the plan carried out
@@ -238,9 +241,8 @@ class Checkout(ParallelCheckout):
         # No source anywhere: nothing tracked or in the target, and a work
         # tree that holds nothing yet (a clone), so no untracked
         # .gitattributes in a subdirectory can count either.
-        self._attrs_trivial = (self._attrs.empty and not index
-                               and (tree is None or not tree.attributes)
-                               and not any(n != b".git" for n in list_dir(self.top)))
+        self.empty_start = not index and not any(n != b".git" for n in list_dir(self.top))
+        self._attrs_trivial = self._attrs.empty and self.empty_start and (tree is None or not tree.attributes)
 
     def conv_attrs(self, path: bytes) -> ConvAttrs:
         stack = self._attrs
