@@ -24,6 +24,7 @@ coordinator's peak at 100,000 files.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable
 
 __all__ = ["SLOP", "CommitWalk", "RevWalkError"]
@@ -43,6 +44,11 @@ class RevWalkError(Exception):
         super().__init__(f"Could not read {oid.decode()}")
 
 
+#: ``parse_timestamp`` (``strtoumax``) after the committer's ``>``: blanks,
+#: a sign, digits (a minus wraps around, as an unsigned conversion does).
+_TIMESTAMP = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
 def commit_date(raw: bytes, pos: int) -> int:
     """``parse_commit_date``: the committer's timestamp, from ``pos`` (the
     line after the parents): 0 unless an ``author`` line and then a
@@ -56,11 +62,14 @@ def commit_date(raw: bytes, pos: int) -> int:
     end = raw.find(b"\n", gt + 1) if gt >= 0 else -1
     if end < 0:
         return 0
-    digits = raw[gt + 1 : end].lstrip(b" \t")
-    n = 0
-    while n < len(digits) and 48 <= digits[n] <= 57:
-        n += 1
-    return int(digits[:n]) if n else 0
+    m = _TIMESTAMP.match(raw, gt + 1, end)
+    if m is None:
+        return 0
+    n = int(m[2])
+    return min(n, _UINTMAX) if m[1] != b"-" else (-n) & _UINTMAX
+
+
+_UINTMAX = (1 << 64) - 1
 
 
 class CommitWalk:

@@ -126,3 +126,23 @@ def test_limited_stops_as_git_does_after_slop_commits(git_env, tmp_path, chain):
     want = git(path, "rev-list", y.decode(), "--not", x.decode(), env=git_env).split()
     assert len(want) == (1 if chain <= 5 else 2)  # (y alone, or k too: beyond git's SLOP of 5)
     assert Repository.open(str(path), environ=git_env).commit_walk().limited([y], [x]) == want
+
+
+def test_commit_date_reads_the_number_as_parse_commit_date_does():
+    """After the first ``>`` of the committer line, as ``strtoumax``: blanks
+    and a sign skipped, a minus wrapping around, an overflow clamped; no
+    author line first, no committer line, no digits: 0."""
+    from git_checkout_helper.revwalk import commit_date
+
+    def date(committer: bytes, author: bytes = b"author A <a@x> 1 +0000\n") -> int:
+        return commit_date(author + b"committer " + committer + b"\n\nmessage\n", 0)
+
+    assert date(b"C <c@x> 1700000000 +0000") == 1700000000
+    assert date(b"C <c@x>\t +42 +0000") == 42
+    assert date(b"C <c@x> -5 +0000") == (1 << 64) - 5
+    assert date(b"C <c@x> 99999999999999999999999 +0000") == (1 << 64) - 1
+    assert date(b"C <c@x> 12abc") == 12
+    assert date(b"C <c@x> now") == 0
+    assert date(b"C c@x 1700000000") == 0  # (no '>')
+    assert date(b"C <c@x> 5", author=b"") == 0  # (the committer line must follow an author line)
+    assert commit_date(b"author A <a@x> 1 +0000\n", 0) == 0
