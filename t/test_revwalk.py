@@ -46,8 +46,11 @@ def _compare(path, env, rng: random.Random, ids: list[bytes], queries: int) -> i
                    env=env).split()
         # A repository (and walk) of its own, as each rev-list is a process of its
         # own: one walk marks through what an earlier one parsed, as in one git process.
-        walk = Repository.open(str(path), environ=env).commit_walk()
-        assert walk.limited(include, exclude) == want, (include, exclude)
+        repo = Repository.open(str(path), environ=env)
+        try:
+            assert repo.commit_walk().limited(include, exclude) == want, (include, exclude)
+        finally:
+            repo.close()
         nonempty += bool(want) and bool(exclude)
     return nonempty
 
