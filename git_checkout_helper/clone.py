@@ -527,7 +527,8 @@ def _fetch(src_git: str, fmt: str, directory: str, tips: list[bytes], tags: dict
     points; returns the tags that follow (:mod:`transport`)."""
     from dulwich.repo import Repo
 
-    from .transport import fetch_into, read_shallow, shallow_boundary, write_shallow
+    from .shallow import read_shallow, write_shallow
+    from .transport import fetch_into, shallow_boundary
 
     src = Repo(src_git)
     try:

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 
 from . import inflate as _inflate
 from .discovery import GitDirs, NotAGitRepository, discover
-from .hash_algo import HASH_ALGOS, HashAlgo
+from .hash_algo import HASH_ALGOS, HashAlgo, is_hex_oid
 from .packreader import IndexV2, PackReader
 from .wrapper import list_dir
 
@@ -91,9 +91,6 @@ def object_format_name(config) -> str:
         return config.get((b"extensions",), b"objectformat").decode().lower()
     except KeyError:
         return "sha1"
-
-
-_LOWER_HEX = frozenset("0123456789abcdef")
 
 
 class ObjectDatabase:
@@ -428,10 +425,11 @@ class ObjectDatabase:
         low = bytes.fromhex((prefix + b"0" * (hexsz - len(prefix))).decode())
         high = bytes.fromhex((prefix + b"f" * (hexsz - len(prefix))).decode())
         found = {oid.hex().encode() for index in indexes for oid in index.ids_between(low, high)}
-        rest = prefix[2:].decode()
-        for name in list_dir(os.path.join(self._objects_dir, prefix[:2].decode())):
-            if len(name) == hexsz - 2 and name.startswith(rest) and _LOWER_HEX.issuperset(name):
-                found.add(prefix[:2] + name.encode())
+        rest = prefix[2:]
+        for name in list_dir(os.fsencode(os.path.join(self._objects_dir, prefix[:2].decode()))):
+            oid = prefix[:2] + name
+            if len(oid) == hexsz and name.startswith(rest) and is_hex_oid(oid):
+                found.add(oid)
         return found
 
     def rescan_packs(self) -> None:

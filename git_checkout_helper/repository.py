@@ -158,6 +158,7 @@ class Repository:
         sees the parents the first one read."""
         if self._walk is None:
             from .revwalk import CommitWalk
+            from .shallow import commit_grafts
 
             read_raw, hexsz = self.odb.read_raw, self.odb.git_hash_algo.hex_length
 
@@ -170,19 +171,7 @@ class Repository:
                     raise KeyError(hexsha)
                 return raw
 
-            common = self.dirs.commondir
-            grafts: dict[bytes, tuple[bytes, ...]] = {}
-            for path in (self.environ.get("GIT_GRAFT_FILE") or os.path.join(common, "info", "grafts"),
-                         os.path.join(common, "shallow")):  # (a shallow commit's graft replaces the file's)
-                try:
-                    with open(path, "rb") as f:
-                        lines = f.read().splitlines()
-                except OSError:
-                    continue
-                for line in lines:
-                    ids = line.split()
-                    if ids and not line.startswith(b"#") and all(len(i) == hexsz for i in ids):
-                        grafts[ids[0]] = tuple(ids[1:])
+            grafts = commit_grafts(self.dirs.commondir, self.environ.get("GIT_GRAFT_FILE"), hexsz)
             self._walk = CommitWalk(read, hexsz, grafts)
         return self._walk
 

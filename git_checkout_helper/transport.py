@@ -11,27 +11,18 @@ module is that exchange done in-process through dulwich's object store:
 * :func:`fetch_into` is what upload-pack sends and fetch-pack stores: every
   object reachable from the wants but not behind a shallow commit
   (dulwich's ``MissingObjectFinder``), written into the destination as one
-  pack, and ``shallow`` written as fetch-pack's ``update_shallow`` does for
-  a clone (the shallow points the pack holds, sorted).
+  pack; the caller writes ``shallow`` (:func:`shallow.write_shallow`) as
+  fetch-pack's ``update_shallow`` does for a clone (the shallow points the
+  pack holds, sorted).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 from dulwich.objects import Commit, Tag
 
-__all__ = ["fetch_into", "read_shallow", "shallow_boundary", "write_shallow"]
-
-
-def read_shallow(gitdir: str) -> set[bytes]:
-    """``is_repository_shallow``: the hex ids listed in ``<gitdir>/shallow``."""
-    try:
-        with open(os.path.join(gitdir, "shallow"), "rb") as f:
-            return {line.strip() for line in f if line.strip()}
-    except FileNotFoundError:
-        return set()
+__all__ = ["fetch_into", "shallow_boundary"]
 
 
 def _peel(store, sha: bytes) -> bytes | None:
@@ -89,12 +80,3 @@ def fetch_into(src_store, dst_store, wants: Iterable[bytes], shallow: set[bytes]
     return len(shas)
 
 
-def write_shallow(gitdir: str, shallow: set[bytes]) -> None:
-    """``commit_shallow_file``: one hex id a line (nothing when not shallow)."""
-    if not shallow:
-        return
-    path = os.path.join(gitdir, "shallow")
-    lock = path + ".lock"
-    with open(lock, "wb") as f:
-        f.write(b"".join(s + b"\n" for s in sorted(shallow)))
-    os.rename(lock, path)
