@@ -35,17 +35,17 @@ def casefold(text: bytes) -> bytes:
     return text.lower()
 
 
-def _range(lo: bytes, hi: bytes, casefold: bool) -> bytes:
+def _range(lo: bytes, hi: bytes, fold: bool) -> bytes:
     """A range's class body; folded, the lower case of its upper-case letters too."""
     body = re.escape(lo) + b"-" + re.escape(hi)
-    if casefold:
+    if fold:
         a, z = max(lo, b"A"), min(hi, b"Z")
         if a <= z:
             body += re.escape(a.lower()) + b"-" + re.escape(z.lower())
     return body
 
 
-def _bracket(p: bytes, i: int, pathname: bool, casefold: bool) -> tuple[bytes, int] | None:
+def _bracket(p: bytes, i: int, pathname: bool, fold: bool) -> tuple[bytes, int] | None:
     """The regex class for the bracket expression at ``p[i] == '['``, and the
     index after it; None where wildmatch gives up (no closing bracket, an
     unknown ``[:class:]``): nothing matches. As wildmatch: ``[:`` not closed
@@ -72,7 +72,7 @@ def _bracket(p: bytes, i: int, pathname: bool, casefold: bool) -> tuple[bytes, i
                 return None
             if close > j + 2 and p[close - 1:close] == b":":
                 name = p[j + 2:close - 1]
-                cls = _CASEFOLD_UPPER if casefold and name == b"upper" else _CLASSES.get(name)
+                cls = _CASEFOLD_UPPER if fold and name == b"upper" else _CLASSES.get(name)
                 if cls is None:
                     return None
                 parts.append(cls)
@@ -87,7 +87,7 @@ def _bracket(p: bytes, i: int, pathname: bool, casefold: bool) -> tuple[bytes, i
             if hi == b"\\" and k < len(p):
                 hi = p[k:k + 1]
                 k += 1
-            parts.append(_range(c, hi, casefold) if c <= hi else re.escape(c))
+            parts.append(_range(c, hi, fold) if c <= hi else re.escape(c))
             j = k
             continue
         parts.append(re.escape(c))
@@ -95,9 +95,9 @@ def _bracket(p: bytes, i: int, pathname: bool, casefold: bool) -> tuple[bytes, i
     return None  # no closing bracket: wildmatch aborts, nothing matches
 
 
-def wildmatch_source(p: bytes, pathname: bool, casefold: bool = False) -> bytes | None:
+def wildmatch_source(p: bytes, pathname: bool, fold: bool = False) -> bytes | None:
     """``wildmatch(pattern, text, WM_PATHNAME if pathname, WM_CASEFOLD if
-    casefold)`` as the source of a regular expression over bytes (for
+    fold)`` as the source of a regular expression over bytes (for
     ``re.DOTALL`` and ``fullmatch``; folded, over :func:`casefold`'s text),
     or None for a pattern that matches nothing (wildmatch gives up on it,
     or it ends in a lone backslash). Under ``WM_PATHNAME`` a ``**`` at the
@@ -129,7 +129,7 @@ def wildmatch_source(p: bytes, pathname: bool, casefold: bool = False) -> bytes 
             out.append(b"[^/]" if pathname else b".")
             i += 1
         elif c == b"[":
-            br = _bracket(p, i, pathname, casefold)
+            br = _bracket(p, i, pathname, fold)
             if br is None:
                 return None
             out.append(br[0])
@@ -140,12 +140,12 @@ def wildmatch_source(p: bytes, pathname: bool, casefold: bool = False) -> bytes 
             out.append(re.escape(p[i + 1:i + 2]))  # (as written, folded or not)
             i += 2
         else:
-            out.append(re.escape(c.lower() if casefold else c))
+            out.append(re.escape(casefold(c) if fold else c))
             i += 1
     return b"".join(out)
 
 
-def wildmatch_regex(p: bytes, pathname: bool, casefold: bool = False) -> re.Pattern:
+def wildmatch_regex(p: bytes, pathname: bool, fold: bool = False) -> re.Pattern:
     """:func:`wildmatch_source`, compiled (nothing matches where it gives up)."""
-    source = wildmatch_source(p, pathname, casefold)
+    source = wildmatch_source(p, pathname, fold)
     return re.compile(_NEVER if source is None else source, re.DOTALL)

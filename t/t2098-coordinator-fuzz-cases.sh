@@ -814,7 +814,9 @@ specs_cases() {
 	fuzz_case specs "checkout HEAD -- '*/' src" "HEAD -- '*/' src" &&
 	fuzz_case specs "checkout -- ':(glob)*.txt'" "-- ':(glob)*.txt'" &&
 	fuzz_case specs "checkout -- src/ ':!src/y'" "-- src/ ':!src/y'" &&
-	fuzz_case specs "checkout -- nope src nope2" "-- nope src nope2"
+	fuzz_case specs "checkout -- nope src nope2" "-- nope src nope2" &&
+	fuzz_case specs "checkout -- ':(icase)SRC/Y' ':(icase)*.TXT'" "-- ':(icase)SRC/Y' ':(icase)*.TXT'" &&
+	fuzz_case specs "checkout -- ':(icase)[S]rc/*' ':(icase)[a-z]OP.txt'" "-- ':(icase)[S]rc/*' ':(icase)[a-z]OP.txt'"
 }
 
 test_expect_success 'overlapping pathspecs, globs, magic and names with spaces restore like git' '
