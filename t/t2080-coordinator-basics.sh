@@ -207,6 +207,20 @@ test_expect_success 'leaving merged history behind, some of it tagged (packed, a
 	test_grep "^  $(git -C orphan2.ours rev-parse --short HEAD@{1}) older, on top$" err.ours
 '
 
+test_expect_success 'leaving a detached HEAD in a shallow clone: the walk stops at the shallow commits, as git'"'"'s' '
+	git init -q -b main deep && (cd deep && for i in 1 2 3; do git commit -q --allow-empty -m c$i || return 1; done) &&
+	git clone -q --depth 1 --no-tags --no-local "file://$(pwd)/deep" shallow.ours &&
+	(
+		cd shallow.ours && test -s .git/shallow &&
+		git checkout -q --orphan other && git commit -q --allow-empty -m elsewhere && git branch -q -f main &&
+		git checkout -q --detach "$(cat .git/shallow)" && git commit -q --allow-empty -m "on the shallow commit" &&
+		git update-ref -d --no-deref refs/remotes/origin/HEAD && git update-ref -d refs/remotes/origin/main
+	) &&
+	cp -a shallow.ours shallow.git &&
+	switch_twins shallow main &&
+	test_grep "^Warning: you are leaving 2 commits behind" err.ours
+'
+
 test_expect_success 'a commit the walk cannot read: git'"'"'s death after the work tree (leaving a detached HEAD; the upstream report)' '
 	git init -q -b main walkmiss && (
 		cd walkmiss && echo a >a && git add a && git commit -qm one && git commit -q --allow-empty -m two &&
