@@ -439,11 +439,11 @@ class ObjectDatabase:
                 pack.close()
         self._packs = None
 
-    def release_pages(self) -> None:
+    def release_pages(self, index: bool = False) -> None:
         """:meth:`packreader.PackReader.release_pages` for every pack read so far."""
         for pack in self._packs or ():
             if hasattr(pack, "release_pages"):
-                pack.release_pages()
+                pack.release_pages(index)
 
     def close(self) -> None:
         for pack in self._packs or ():

@@ -279,8 +279,8 @@ class Repository:
         building ``Tree`` objects: half the cost on a tree of 2,000 directories.
         Results are cached per tree id (a checkout may ask for HEAD's twice).
         The pack pages the walk maps are let go every ``TREES_PER_RELEASE``
-        trees and at its end (:meth:`odb.ObjectDatabase.release_pages`): at
-        100,000 files they were most of the coordinator's peak memory.
+        trees and at its end, with the pack index's (:meth:`odb.ObjectDatabase.release_pages`):
+        at 100,000 files they were most of the coordinator's peak memory.
         A tree a partial clone lacks is fetched, unless ``fetch`` is false
         (KeyError then: a :mod:`treeahead` child leaves that to the coordinator).
         """
@@ -338,7 +338,7 @@ class Repository:
             trees.clear()
             attributes.clear()
             walk(root, b"")
-        self.odb.release_pages()
+        self.odb.release_pages(index=True)
         return self.remember_tree(TreeFiles(files, trees, root, attributes))
 
     def remember_tree(self, tree: TreeFiles) -> TreeFiles:

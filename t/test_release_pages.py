@@ -1,7 +1,7 @@
 """Pack pages a process has mapped are let go (``PackReader.release_pages``):
 by a tree walk as it goes (the coordinator's peak memory at 100,000 files was
-mostly the pages of the pack its tree walk had mapped) and by a helper after
-each batch."""
+mostly the pages of the pack its tree walk had mapped), with the pack index's
+at its end, and by a helper after each batch."""
 
 from __future__ import annotations
 
@@ -60,11 +60,42 @@ def test_tree_walk_releases_as_it_goes(tmp_path, monkeypatch):
     src = _repo(tmp_path, 60, 30)  # 31 trees
     r = Repository.open(str(src), {})
     released = []
-    monkeypatch.setattr(r.odb, "release_pages", lambda: released.append(1))
+    monkeypatch.setattr(r.odb, "release_pages", lambda index=False: released.append(index))
     monkeypatch.setattr(repository, "TREES_PER_RELEASE", 8)
     files = r.tree_of(r.resolve("HEAD")[0]).files
     assert len(files) == 60
-    assert len(released) == 31 // 8 + 1  # every eighth tree, and at the end
+    # Every eighth tree, and at the end, the pack index's pages too then.
+    assert released == [False] * (31 // 8) + [True]
+
+
+def _resident_kib(suffix: str) -> int:
+    """Resident pages of this process's mappings of files named ``*suffix``."""
+    out, mine = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and not line[0].isupper():
+                mine = head[-1].endswith(suffix)
+            elif mine and head[0] == "Rss:":
+                out += int(head[1])
+    return out
+
+
+def test_release_pages_can_drop_the_pack_index(tmp_path):
+    src = _repo(tmp_path, 2000, 10)  # an index of 56 KiB
+    oids = [bytes.fromhex(o.decode()) for o in git(src, "rev-list", "--objects", "--all").split() if len(o) == 40]
+    odb = ObjectDatabase(str(src / ".git" / "objects"), "sha1", [])
+    try:
+        assert all(odb.has_object(o) for o in oids)
+        searched = _resident_kib(".idx")
+        assert searched > 0
+        odb.release_pages()  # (a helper's, after each batch: the index stays)
+        assert _resident_kib(".idx") == searched
+        odb.release_pages(index=True)  # (the coordinator's, after a tree walk)
+        assert _resident_kib(".idx") == 0
+        assert odb.has_object(oids[-1])  # still searched after
+    finally:
+        odb.close()
 
 
 def test_a_helper_releases_after_each_batch(tmp_path, monkeypatch):
@@ -108,7 +139,7 @@ def test_sequential_writes_release_every_few_hundred_items(tmp_path, monkeypatch
     wt = tmp_path / "wt"
     git(None, "clone", "-q", "--no-checkout", str(src), str(wt))
     released = []
-    monkeypatch.setattr(ObjectDatabase, "release_pages", lambda self: released.append(1))
+    monkeypatch.setattr(ObjectDatabase, "release_pages", lambda self, index=False: released.append(1))
     report = checkout(str(wt), None, workers=1, force=True)
     assert report.sequential_items == 2 * RELEASE_EVERY_ITEMS + 10
     assert len(released) == 1 + 2  # the tree walk's end, then two in the writes

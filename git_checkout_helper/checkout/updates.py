@@ -579,11 +579,14 @@ class Checkout(ParallelCheckout):
         queue = _Queue(self.algo, self._rooms)
         stream = None
         if self.streams():
-            regular = [e for e in entries if e.mode & 0o170000 == 0o100000]
-            for e, prepare in self._cleared([e for e in entries if e.mode & 0o170000 != 0o100000]):
+            # (The regular files are taken in a second pass, not listed: a
+            # list of 100,000 entries is 0.8 MiB of the coordinator's peak.)
+            special = [e for e in entries if e.mode & 0o170000 != 0o100000]
+            for e, prepare in self._cleared(special):
                 self._queue_or_write(e, prepare, queue)
-            if regular:
-                stream = self._start_stream(queue, len(regular))
+            if len(special) < len(entries):
+                stream = self._start_stream(queue, len(entries) - len(special))
+            regular = (e for e in entries if e.mode & 0o170000 == 0o100000)
             for k, (e, prepare) in enumerate(self._cleared(regular), 1):
                 self._queue_or_write(e, prepare, queue)
                 if not k % STREAM_STEP:
