@@ -439,11 +439,11 @@ class ObjectDatabase:
                 pack.close()
         self._packs = None
 
-    def release_pages(self, index: bool = False) -> None:
+    def release_pages(self, finished: bool = False) -> None:
         """:meth:`packreader.PackReader.release_pages` for every pack read so far."""
         for pack in self._packs or ():
             if hasattr(pack, "release_pages"):
-                pack.release_pages(index)
+                pack.release_pages(finished)
 
     def close(self) -> None:
         for pack in self._packs or ():

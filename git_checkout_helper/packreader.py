@@ -272,19 +272,25 @@ class PackReader:
         """The pack's version 2 index, searched here (None: dulwich searches a version 1 index)."""
         return self._index
 
-    def release_pages(self, index: bool = False) -> None:
+    def release_pages(self, finished: bool = False) -> None:
         """Let go of the pack's pages this process has mapped (``MADV_DONTNEED``
         on the read-only mapping: they stay in the page cache, and a later
         read maps them again). Each page read through the mapping counts in
         the process's resident size, and the kernel maps 64 KiB around each
         one; reading the trees of 100,000 files mapped 180 MiB of a 350 MiB
-        pack, more than the rest of the coordinator's memory. ``index``:
-        its index's pages too (not after a helper's batch: the next batch
-        searches the index all over)."""
+        pack, more than the rest of the coordinator's memory. ``finished``:
+        the reading is done for a while (the coordinator's tree walk), so its
+        index's pages and the delta base cache go too (7 and 1.2 MiB of a
+        100,000-file clone's peak); not after a helper's batch, whose next
+        searches the index all over."""
         if _MADV_DONTNEED is not None:
             self._map.madvise(_MADV_DONTNEED)
-            if index and self._index is not None:
+            if finished and self._index is not None:
                 self._index.release_pages()
+        if finished:
+            with self._lock:
+                self._cache.clear()
+                self._cached = 0
 
     def close(self) -> None:
         self._cache.clear()

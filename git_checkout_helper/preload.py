@@ -138,13 +138,15 @@ class Preload:
 
     def finish(self) -> int:
         """Wait for the workers; mark up to date what they found so. Returns
-        how many entries were marked."""
+        how many entries were marked. The list of the entries is let go then
+        (0.8 MiB of a 100,000-file switch's peak, held to its end)."""
         while self._running:  # (a worker leaves the list once reaped: close() sees to the rest)
             pid, r, start, end = self._running.pop(0)
             data = finish_async(pid, r)
             if data is None or len(data) != end - start:
                 continue  # refresh_entries decides this share alone
             self._mark(start, data)
+        self.entries = ()
         return self._marked
 
     def close(self) -> None:

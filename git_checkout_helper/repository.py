@@ -338,7 +338,12 @@ class Repository:
             trees.clear()
             attributes.clear()
             walk(root, b"")
-        self.odb.release_pages(index=True)
+        finally:
+            # The recursive closure is a reference cycle that holds the
+            # dictionaries, and the coordinator runs without the cyclic
+            # collector (cli.py): it would keep them to the end.
+            walk = None  # noqa: F841
+        self.odb.release_pages(finished=True)
         return self.remember_tree(TreeFiles(files, trees, root, attributes))
 
     def remember_tree(self, tree: TreeFiles) -> TreeFiles:
@@ -347,15 +352,18 @@ class Repository:
         self._trees[tree.tree_id.hex().encode()] = tree
         return tree
 
-    def release_tree(self, tree: TreeFiles) -> None:
+    def release_tree(self, tree: TreeFiles, trees: bool = False) -> None:
         """Let go of ``tree``'s files (emptied, where every holder sees it) and
         forget it: for a caller that knows no one will look at them again. At
         100,000 files they are 11 MiB of the coordinator's memory beside the
-        new index's entries, which share their paths and ids."""
+        new index's entries, which share their paths and ids. ``trees``: its
+        subtrees too, once the cache tree is made of them (1.7 MiB there)."""
         key = tree.tree_id.hex().encode() if tree.tree_id is not None else None
         if self._trees.get(key) is tree:
             del self._trees[key]
         tree.files.clear()
+        if trees:
+            tree.trees.clear()
 
     # --- HEAD ----------------------------------------------------------------
 

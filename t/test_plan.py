@@ -137,6 +137,25 @@ def test_plan_reset_keeps_matching_entries(tmp_path):
     assert plan.remove == [b"old"]
 
 
+def test_plan_reset_can_take_the_targets_files_over(tmp_path):
+    """``consume``: the plan's entries are made in the target's own
+    dictionary (one dictionary of the paths, not two), which the tree
+    holds no more; the plan is the one made without it."""
+    t = Tree(tmp_path)
+    a, b = t.write("a", b"a\n"), t.write("b", b"b\n")
+    (tmp_path / "b").write_bytes(b"local\n")
+    spec = {"c": (EXE, b"c\n"), "a": (REG, b"a\n"), "b": (REG, b"b\n"), "d/e": (LNK, b"a")}
+    old = {b"a": a, b"b": b, b"old": Entry(b"old", REG, oid(b"o"))}
+    kept = plan_reset(_tree(spec), dict(old), t.topb, "sha1", lambda e: None, 0)
+    target = _tree(spec)
+    files = target.files
+    plan = plan_reset(target, dict(old), t.topb, "sha1", lambda e: None, 0, consume=True)
+    assert plan.entries is files and target.files == {}
+    assert sorted(plan.entries.items()) == sorted(kept.entries.items())
+    assert [e.name for e in plan.write] == [e.name for e in kept.write] == [b"b", b"c", b"d/e"]
+    assert (plan.remove, plan.merged) == (kept.remove, kept.merged) == ([b"old"], [])
+
+
 def test_worktree_matches_stat_then_content(tmp_path):
     t = Tree(tmp_path)
     e = t.write("x", b"same\n")

@@ -145,6 +145,7 @@ def test_workers_mark_what_refresh_would(tree, workers, threads):
     p = Preload(entries, top, racy_ns, DEFAULT_CORE, workers, io=IoPool(threads) if threads else None)
     assert p.finish() == want.count(True)
     assert [e.uptodate for e in entries] == want
+    assert not p.entries  # let go: the switch holds its Preload to the end
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])

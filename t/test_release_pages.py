@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 
+import pytest
 from conftest import git
 
 from git_checkout_helper import repository
@@ -60,7 +61,7 @@ def test_tree_walk_releases_as_it_goes(tmp_path, monkeypatch):
     src = _repo(tmp_path, 60, 30)  # 31 trees
     r = Repository.open(str(src), {})
     released = []
-    monkeypatch.setattr(r.odb, "release_pages", lambda index=False: released.append(index))
+    monkeypatch.setattr(r.odb, "release_pages", lambda finished=False: released.append(finished))
     monkeypatch.setattr(repository, "TREES_PER_RELEASE", 8)
     files = r.tree_of(r.resolve("HEAD")[0]).files
     assert len(files) == 60
@@ -68,14 +69,14 @@ def test_tree_walk_releases_as_it_goes(tmp_path, monkeypatch):
     assert released == [False] * (31 // 8) + [True]
 
 
-def _resident_kib(suffix: str) -> int:
-    """Resident pages of this process's mappings of files named ``*suffix``."""
-    out, mine = 0, False
+def _resident_kib(directory, suffix: str) -> int:
+    """Resident pages of this process's mappings of files ``directory/*suffix``."""
+    out, mine, prefix = 0, False, f"{directory}/"
     with open("/proc/self/smaps") as f:
         for line in f:
             head = line.split()
             if "-" in head[0] and not line[0].isupper():
-                mine = head[-1].endswith(suffix)
+                mine = head[-1].startswith(prefix) and head[-1].endswith(suffix)
             elif mine and head[0] == "Rss:":
                 out += int(head[1])
     return out
@@ -85,15 +86,40 @@ def test_release_pages_can_drop_the_pack_index(tmp_path):
     src = _repo(tmp_path, 2000, 10)  # an index of 56 KiB
     oids = [bytes.fromhex(o.decode()) for o in git(src, "rev-list", "--objects", "--all").split() if len(o) == 40]
     odb = ObjectDatabase(str(src / ".git" / "objects"), "sha1", [])
+    packs = src / ".git" / "objects" / "pack"
     try:
         assert all(odb.has_object(o) for o in oids)
-        searched = _resident_kib(".idx")
+        searched = _resident_kib(packs, ".idx")
         assert searched > 0
         odb.release_pages()  # (a helper's, after each batch: the index stays)
-        assert _resident_kib(".idx") == searched
-        odb.release_pages(index=True)  # (the coordinator's, after a tree walk)
-        assert _resident_kib(".idx") == 0
+        assert _resident_kib(packs, ".idx") == searched
+        odb.release_pages(finished=True)  # (the coordinator's, after a tree walk)
+        assert _resident_kib(packs, ".idx") == 0
         assert odb.has_object(oids[-1])  # still searched after
+    finally:
+        odb.close()
+
+
+def test_a_finished_reader_lets_go_of_its_delta_bases(tmp_path):
+    src = tmp_path / "src"
+    git(None, "init", "-q", str(src))
+    text = b"".join(b"line %d of a file that changes a little each time\n" % i for i in range(400))
+    for n in range(6):
+        (src / "f").write_bytes(text + b"change %d\n" % n)
+        git(src, "add", "f")
+        git(src, "-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", f"v{n}")
+    git(src, "gc", "-q")
+    blobs = [bytes.fromhex(git(src, "rev-parse", f"HEAD~{n}:f").decode().strip()) for n in range(6)]
+    odb = ObjectDatabase(str(src / ".git" / "objects"), "sha1", [])
+    try:
+        assert [odb.read_raw(b)[1][-9:] for b in blobs] == [b"change %d\n" % n for n in range(5, -1, -1)]
+        (pack,) = odb._packs
+        assert pack._cached > 0  # delta bases kept for the next object
+        odb.release_pages()
+        assert pack._cached > 0
+        odb.release_pages(finished=True)
+        assert (pack._cached, len(pack._cache)) == (0, 0)
+        assert odb.read_raw(blobs[-1])[1] == text + b"change 0\n"
     finally:
         odb.close()
 
@@ -139,8 +165,61 @@ def test_sequential_writes_release_every_few_hundred_items(tmp_path, monkeypatch
     wt = tmp_path / "wt"
     git(None, "clone", "-q", "--no-checkout", str(src), str(wt))
     released = []
-    monkeypatch.setattr(ObjectDatabase, "release_pages", lambda self, index=False: released.append(1))
+    monkeypatch.setattr(ObjectDatabase, "release_pages", lambda self, finished=False: released.append(finished))
     report = checkout(str(wt), None, workers=1, force=True)
     assert report.sequential_items == 2 * RELEASE_EVERY_ITEMS + 10
-    assert len(released) == 1 + 2  # the tree walk's end, then two in the writes
+    # The tree walk's end and the queue's start (the special entries
+    # written), then two in the queue's writes.
+    assert released == [True, True, False, False]
     assert git(wt, "status", "--porcelain") == b""
+
+
+def test_a_tree_walk_leaves_no_cycle_behind(tmp_path):
+    """The coordinator runs without the cyclic collector (cli.py): the tree
+    walk's recursive closure, a cycle holding the tree's dictionaries, must
+    not outlive it, or a dictionary the checkout lets go stays to the end."""
+    import gc
+
+    src = _repo(tmp_path, 60, 30)
+    r = Repository.open(str(src), {})
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        tree = r.tree_of(r.resolve("HEAD")[0])
+        walks = [o for o in gc.get_objects() if getattr(o, "__qualname__", "") == "Repository.read_tree.<locals>.walk"]
+        holders = [o for o in gc.get_referrers(tree.files) if o is not tree and type(o).__name__ == "cell"]
+    finally:
+        if enabled:
+            gc.enable()
+        r.close()
+    assert len(tree.files) == 60
+    assert walks == [] and holders == []
+
+
+@pytest.mark.parametrize("recurse", [False, True])
+def test_a_forced_checkout_plans_in_the_targets_own_files(tmp_path, monkeypatch, recurse):
+    """A oneway merge takes the target's dictionary of files over for its
+    entries (oneway.plan_reset's ``consume``), unless submodule moves are
+    planned from those files after it; the checkout is the same."""
+    from git_checkout_helper.checkout import checkout, switch
+
+    src = _repo(tmp_path, 40, 4)
+    wt = tmp_path / "wt"
+    git(None, "clone", "-q", "--no-checkout", str(src), str(wt))
+    if recurse:
+        git(wt, "config", "submodule.recurse", "true")
+    seen = []
+    plan_reset = switch.plan_reset
+
+    def planned(target, *a, **k):
+        files = target.files
+        plan = plan_reset(target, *a, **k)
+        seen.append((plan.entries is files, len(target.files)))
+        return plan
+
+    monkeypatch.setattr(switch, "plan_reset", planned)
+    checkout(str(wt), None, workers=1, force=True)
+    assert seen == ([(False, 40)] if recurse else [(True, 0)])
+    assert git(wt, "status", "--porcelain") == b""
+    assert git(wt, "ls-files", "-s") == git(src, "ls-files", "-s")

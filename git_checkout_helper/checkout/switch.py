@@ -152,9 +152,11 @@ def _write_files(co: Checkout, plan, target: TreeFiles, opts: CheckoutOptions, e
         return None
     # (Found before the writing, the differences of a twoway merge were 20-40 ms more
     # of a 100,000-file switch's critical path: they are found while the helpers write.)
+    # The paths _refuse_hostile_tree checked: the target's, which a oneway
+    # merge's entries are (and hold: oneway.plan_reset's consume).
     differing = {} if plan.merged == [] else None
     co.meanwhile = partial(_order_index, co, plan, target, differing)
-    _execute(co, plan, opts, err, checked=target.files,
+    _execute(co, plan, opts, err, checked=target.files if differing is None else plan.entries,
              then=None if differing is None else partial(co.repo.release_tree, target))
     return differing
 
@@ -165,12 +167,12 @@ def _order_index(co: Checkout, plan, target: TreeFiles, differing: dict[bytes, b
     when known already), made while the helpers write; then the plan's
     dictionary of entries is let go (the order holds them; 5 MiB at 100,000
     files, held until the helpers' results came in), and the target's files
-    (:meth:`Repository.release_tree`, if not yet): nothing reads them after
+    and trees (:meth:`Repository.release_tree`): nothing reads them after
     this (attributes read ``target.attributes``; the local changes shown
     after a switch, the differences)."""
     co.index_order = index_order(co, plan, target, differing)
     plan.entries = None
-    co.repo.release_tree(target)
+    co.repo.release_tree(target, trees=True)
 
 
 def _refuse_unmerged(unmerged, out: TextIO) -> None:
@@ -208,10 +210,14 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     outside = None if sparse is None else sparse.excludes
     if reset:
         try:
+            # (The plan takes the target's files over unless submodule moves are planned from them.)
             return plan_reset(target, old.entries, top, repo.hash_name, co.to_worktree, old.mtime_ns,
-                              core=co.core, to_git=co.to_git, outside=outside)
+                              core=co.core, to_git=co.to_git, outside=outside, consume=not keep_head)
         except PlanError as e:  # reset_tree: unpack_trees' one error, then 128
             raise CheckoutError(e.first_plumbing_error(), 128) from None
+        finally:
+            if not keep_head:
+                repo.release_tree(target)
     # No index file yet (``clone -n``, unborn branch): git's
     # initial_checkout, every entry new, untracked files protected.
     unborn = not old.entries and not old.mtime_ns

