@@ -161,8 +161,8 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     helpers' results are collected, and writes the index with them: git's,
     TREE extension included. Memory: the plan's dictionary of entries and
     the target's files are let go once the order is made (with ``-f``,
-    whose new index is the target's everywhere, the files before any file
-    is written, once their paths are checked); neither is read again."""
+    whose new index is the target's everywhere, the plan takes the files
+    over); neither is read again."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
     from git_checkout_helper.checkout.updates import Checkout
@@ -172,7 +172,8 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     events, plans = [], []
     order, finish = unpack.index_order, workers.PoolRun.finish
     release, write = Repository.release_tree, Checkout.write_entries
-    monkeypatch.setattr(Repository, "release_tree", lambda self, tree: events.append("release") or release(self, tree))
+    monkeypatch.setattr(Repository, "release_tree",
+                        lambda self, tree, **k: events.append("release") or release(self, tree, **k))
     monkeypatch.setattr(Checkout, "write_entries", lambda self, e: events.append("write") or write(self, e))
 
     def spy_order(co, plan, target, *differing):
@@ -201,7 +202,9 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     events.clear()
     checkout(str(ours), "main", workers=2, threshold=0, force=True)
     git(theirs, "checkout", "-q", "-f", "main")
-    assert events == ["release", "write", "index_order", "release", "finish"]  # (the second: nothing left)
+    # The plan took the target's files (oneway.plan_reset's consume), then
+    # the paths were checked; the later releases find nothing left.
+    assert events == ["release", "release", "write", "index_order", "release", "finish"]
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
     assert trees[0] is not None and trees[0] == trees[1]
@@ -245,9 +248,9 @@ def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monk
     released = []
     release = Repository.release_tree
 
-    def spy(self, tree):
-        release(self, tree)
-        released.append((tree, self.tree_of(tree.tree_id.hex().encode())))
+    def spy(self, tree, trees=False):
+        release(self, tree, trees)
+        released.append((tree, trees, self.tree_of(tree.tree_id.hex().encode())))
 
     monkeypatch.setattr(Repository, "release_tree", spy)
     ours, theirs = twins(src, tmp_path, "r")
@@ -264,9 +267,9 @@ def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monk
     assert git(ours, "diff", "--cached", "--name-only", "HEAD") == b"d0/f20\n"
     assert shown == b"" if quiet else shown.startswith(b"M\td0/f20\n")
     heads = [git(ours, "rev-parse", f"{c}^{{tree}}").strip() for c in ("main", "other")]
-    assert [t.tree_id.hex().encode() for t, _ in released] == heads
-    for tree, again in released:
-        assert tree.files == {} and again is not tree
+    assert [(t.tree_id.hex().encode(), trees) for t, trees, _ in released] == [(heads[0], False), (heads[1], True)]
+    for tree, trees, again in released:
+        assert tree.files == {} and (tree.trees == {}) is trees and again is not tree
         assert len(again.files) == len(git(ours, "ls-tree", "-r", again.tree_id.hex()).splitlines())
 
 
