@@ -460,19 +460,21 @@ class _DirIndex:
         (by the macro), and a later line's ``-binary`` keeps an earlier
         line's ``binary`` from expanding at all."""
         found: dict[bytes, object] = {}
-        macros = self._macros
-
-        def fill_one(states: list) -> None:
-            for name, value in reversed(states):
-                if name not in found:
-                    found[name] = value
-                    if value is True and name in macros:
-                        fill_one(macros[name])
-
         for i in reversed(key):
-            fill_one(self._wanted[i])
+            _fill_one(found, self._macros, self._wanted[i])
         return {name: value for name, value in found.items() if value is not None and name in _WANTED}
 
+
+
+def _fill_one(found: dict[bytes, object], macros: dict, states: list) -> None:
+    """``fill_one`` for one line's ``states`` (last first), a macro's
+    expanded in place. (Not a closure: a recursive one is a reference cycle,
+    and the coordinator runs without the cyclic collector.)"""
+    for name, value in reversed(states):
+        if name not in found:
+            found[name] = value
+            if value is True and name in macros:
+                _fill_one(found, macros, macros[name])
 
 
 def _lead(pattern: _LazyPattern) -> bytes | None:

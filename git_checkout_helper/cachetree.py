@@ -53,14 +53,7 @@ class CacheTree:
     @classmethod
     def parse(cls, data: bytes, rawsz: int) -> CacheTree:
         """``cache_tree_read``; raises ValueError on a malformed extension."""
-        pos = 0
-
-        def one() -> CacheTree:
-            nonlocal pos
-            name, count, nsubs, oid, pos = _node(data, pos, rawsz)
-            return cls(name, count, oid, [one() for _ in range(nsubs)])
-
-        root = one()
+        root, pos = _read_one(cls, data, 0, rawsz)
         if pos != len(data):
             raise ValueError("trailing bytes after the cache-tree")
         return root
@@ -91,16 +84,31 @@ class CacheTree:
     def serialize(self) -> bytes:
         """``cache_tree_write``."""
         out: list[bytes] = []
-
-        def one(n: CacheTree) -> None:
-            out.append(n.name + b"\0" + b"%d %d\n" % (n.count, len(n.subs)))
-            if n.count >= 0 and n.oid is not None:
-                out.append(n.oid)
-            for s in n.subs:
-                one(s)
-
-        one(self)
+        _write_node(self, out)
         return b"".join(out)
+
+
+# The recursions are functions, not closures: a recursive closure is a
+# reference cycle, kept with what it holds to the end of a coordinator, which
+# runs without the cyclic collector.
+
+def _read_one(cls, data: bytes, pos: int, rawsz: int) -> tuple[CacheTree, int]:
+    """``read_one``: the node at ``pos`` with its subtrees, and where it ends."""
+    name, count, nsubs, oid, pos = _node(data, pos, rawsz)
+    subs = []
+    for _ in range(nsubs):
+        sub, pos = _read_one(cls, data, pos, rawsz)
+        subs.append(sub)
+    return cls(name, count, oid, subs), pos
+
+
+def _write_node(n: CacheTree, out: list[bytes]) -> None:
+    """``write_one``: ``n`` and its subtrees, onto ``out``."""
+    out.append(n.name + b"\0" + b"%d %d\n" % (n.count, len(n.subs)))
+    if n.count >= 0 and n.oid is not None:
+        out.append(n.oid)
+    for s in n.subs:
+        _write_node(s, out)
 
 
 def read_tree_extension(path: str, object_format) -> bytes | None:

@@ -286,17 +286,21 @@ def build_cache_tree(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid
     trees that no longer match the index.
     """
     out: list[bytes] = []
-
-    def write_one(path: bytes, name: bytes) -> None:
-        oid, subs, count = trees[path]
-        # cache-tree keeps subtrees sorted by (length, name): subtree_name_cmp.
-        subs = sorted(subs, key=lambda s: (len(s), s))
-        if path in invalid:
-            out.append(name + b"\0" + f"-1 {len(subs)}\n".encode())
-        else:
-            out.append(name + b"\0" + f"{count} {len(subs)}\n".encode() + oid)
-        for s in subs:
-            write_one(path + b"/" + s if path else s, s)
-
-    write_one(b"", b"")
+    _write_one(trees, invalid, out, b"", b"")
     return b"".join(out)
+
+
+def _write_one(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes], out: list[bytes],
+               path: bytes, name: bytes) -> None:
+    """``write_one`` for the directory ``path`` and those below it. (Not a
+    closure: a recursive one is a reference cycle, kept with what it holds
+    to the end of a coordinator, which runs without the cyclic collector.)"""
+    oid, subs, count = trees[path]
+    # cache-tree keeps subtrees sorted by (length, name): subtree_name_cmp.
+    subs = sorted(subs, key=lambda s: (len(s), s))
+    if path in invalid:
+        out.append(name + b"\0" + f"-1 {len(subs)}\n".encode())
+    else:
+        out.append(name + b"\0" + f"{count} {len(subs)}\n".encode() + oid)
+    for s in subs:
+        _write_one(trees, invalid, out, path + b"/" + s if path else s, s)

@@ -40,6 +40,54 @@ S_IFDIR = 0o040000
 TREES_PER_RELEASE = 1024
 
 
+class _TreeWalk:
+    """:meth:`Repository.read_tree`'s walk: the files (path -> :func:`tree.tree_value`),
+    the subtrees for cache-tree and the ``.gitattributes`` files of a tree.
+    (A class, not a recursive closure: that is a reference cycle, which kept
+    the dictionaries it fills to the end of a coordinator, which runs
+    without the cyclic collector.)"""
+
+    __slots__ = ("odb", "read_raw", "rawsz", "files", "trees", "attributes", "tags", "walked")
+
+    def __init__(self, odb: ObjectDatabase) -> None:
+        self.odb, self.read_raw, self.rawsz = odb, odb.read_raw, odb.git_hash_algo.oid_length
+        self.files: dict[bytes, bytes] = {}
+        self.trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
+        self.attributes: dict[bytes, bytes] = {}
+        # The mode byte of each distinct tree mode (after create_ce_mode; none
+        # for 100644): a tree has three or four.
+        self.tags: dict[int, bytes] = {}
+        self.walked = 0
+
+    def walk(self, tree_id: bytes, prefix: bytes) -> int:
+        """The tree ``tree_id`` at ``prefix`` and those below it: how many files."""
+        self.walked += 1
+        if not self.walked % TREES_PER_RELEASE:
+            self.odb.release_pages()
+        type_num, raw = self.read_raw(tree_id)
+        if type_num != 2:
+            raise RevisionError(f"object {tree_id.hex()} is not a tree")
+        files, tags, attributes = self.files, self.tags, self.attributes
+        subs = []
+        count = 0
+        for name, mode, sha in parse_tree(raw, self.rawsz):
+            path = prefix + name
+            if mode & 0o170000 == S_IFDIR:
+                subs.append(name)
+                count += self.walk(unhexlify(sha), path + b"/")
+            else:
+                oid = unhexlify(sha)
+                tag = tags.get(mode)
+                if tag is None:
+                    tag = tags[mode] = tree_value(create_ce_mode(mode), b"")
+                files[path] = oid + tag if tag else oid
+                if name == GITATTRIBUTES_FILE:
+                    attributes[path] = oid
+                count += 1
+        self.trees[prefix[:-1]] = (tree_id, subs, count)
+        return count
+
+
 class RevisionError(Exception):
     pass
 
@@ -287,46 +335,10 @@ class Repository:
         cached = self._trees.get(tree_hex)
         if cached is not None:
             return cached
-        files: dict[bytes, bytes] = {}
-        trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
-        attributes: dict[bytes, bytes] = {}
-        read_raw = self.odb.read_raw
-        rawsz = self.odb.git_hash_algo.oid_length
-        # The mode byte of each distinct tree mode (after create_ce_mode; none
-        # for 100644): a tree has three or four.
-        tags: dict[int, bytes] = {}
-
-        walked = [0]
-
-        def walk(tree_id: bytes, prefix: bytes) -> int:
-            walked[0] += 1
-            if not walked[0] % TREES_PER_RELEASE:
-                self.odb.release_pages()
-            type_num, raw = read_raw(tree_id)
-            if type_num != 2:
-                raise RevisionError(f"object {tree_id.hex()} is not a tree")
-            subs = []
-            count = 0
-            for name, mode, sha in parse_tree(raw, rawsz):
-                path = prefix + name
-                if mode & 0o170000 == S_IFDIR:
-                    subs.append(name)
-                    count += walk(unhexlify(sha), path + b"/")
-                else:
-                    oid = unhexlify(sha)
-                    tag = tags.get(mode)
-                    if tag is None:
-                        tag = tags[mode] = tree_value(create_ce_mode(mode), b"")
-                    files[path] = oid + tag if tag else oid
-                    if name == GITATTRIBUTES_FILE:
-                        attributes[path] = oid
-                    count += 1
-            trees[prefix[:-1]] = (tree_id, subs, count)
-            return count
-
         root = unhexlify(tree_hex)
+        walk = _TreeWalk(self.odb)
         try:
-            walk(root, b"")
+            walk.walk(root, b"")
         except KeyError:  # a partial clone lacks trees: fetched, or refused (promisor.py)
             if not fetch:
                 raise
@@ -334,17 +346,10 @@ class Repository:
 
             prefetch_trees(self.config, self.store, root, environ=self.environ, warn=self.fetch_warning)
             self.odb.rescan_packs()
-            files.clear()
-            trees.clear()
-            attributes.clear()
-            walk(root, b"")
-        finally:
-            # The recursive closure is a reference cycle that holds the
-            # dictionaries, and the coordinator runs without the cyclic
-            # collector (cli.py): it would keep them to the end.
-            walk = None  # noqa: F841
+            walk = _TreeWalk(self.odb)
+            walk.walk(root, b"")
         self.odb.release_pages(finished=True)
-        return self.remember_tree(TreeFiles(files, trees, root, attributes))
+        return self.remember_tree(TreeFiles(walk.files, walk.trees, root, walk.attributes))
 
     def remember_tree(self, tree: TreeFiles) -> TreeFiles:
         """Keep ``tree`` for :meth:`read_tree`'s next call with its id (read

@@ -124,22 +124,24 @@ def collapse_cache_tree(data: bytes, entries: list[Entry], rawsz: int) -> bytes:
 
     root = CacheTree.parse(data, rawsz)
     leaves = {e.name[:-1]: e.oid for e in entries if e.mode == S_IFSPARSEDIR}
-
-    def walk(node: CacheTree, path: bytes) -> int:
-        removed = 0
-        for sub in node.subs:
-            p = path + b"/" + sub.name if path else sub.name
-            if p in leaves:
-                removed += sub.count - 1 if sub.count >= 0 else 0
-                sub.count, sub.oid, sub.subs = 1, leaves[p], []
-            else:
-                removed += walk(sub, p)
-        if node.count >= 0:
-            node.count -= removed
-        return removed
-
-    walk(root, b"")
+    _collapse_node(root, b"", leaves)
     return root.serialize()
+
+
+def _collapse_node(node, path: bytes, leaves: dict[bytes, bytes]) -> int:
+    """:func:`collapse_cache_tree` below ``node`` (at ``path``): how many
+    entries it lost. (Not a closure: see :func:`_update_one`.)"""
+    removed = 0
+    for sub in node.subs:
+        p = path + b"/" + sub.name if path else sub.name
+        if p in leaves:
+            removed += sub.count - 1 if sub.count >= 0 else 0
+            sub.count, sub.oid, sub.subs = 1, leaves[p], []
+        else:
+            removed += _collapse_node(sub, p, leaves)
+    if node.count >= 0:
+        node.count -= removed
+    return removed
 
 
 def convert_to_sparse(entries: list[Entry], sparse: SparseCheckout, hash_name: str,
@@ -185,35 +187,39 @@ def _cache_tree_update(entries: list[Entry], hash_name: str, ensure_tree) -> dic
     id, subtree names, entries below it), a sparse directory entry a leaf
     counted as one. ``ensure_tree`` None: the ids only."""
     trees: dict[bytes, tuple[bytes, list[bytes], int]] = {}
-
-    def one(lo: int, hi: int, d: bytes) -> None:
-        base = len(d) + 1 if d else 0
-        files: list[tuple[bytes, int, bytes]] = []
-        subs: list[bytes] = []
-        i = lo
-        while i < hi:
-            e = entries[i]
-            slash = e.name.find(b"/", base)
-            if slash < 0:
-                files.append((e.name[base:], e.mode, e.oid))
-                i += 1
-                continue
-            sub = e.name[:slash]
-            j = i + 1
-            prefix = sub + b"/"
-            while j < hi and entries[j].name.startswith(prefix):
-                j += 1
-            if e.mode == S_IFSPARSEDIR and e.name == prefix:
-                trees[sub] = (e.oid, [], 1)
-            else:
-                one(i, j, sub)
-            subs.append(sub[base:])
-            i = j
-        full = [d + b"/" + s if d else s for s in subs]
-        oid, content = tree_object(files, [(s, trees[f][0]) for s, f in zip(subs, full, strict=True)], hash_name)
-        if ensure_tree is not None:
-            ensure_tree(oid, content)
-        trees[d] = (oid, subs, sum(trees[f][2] for f in full) + len(files))
-
-    one(0, len(entries), b"")
+    _update_one(entries, 0, len(entries), b"", trees, hash_name, ensure_tree)
     return trees
+
+
+def _update_one(entries: list[Entry], lo: int, hi: int, d: bytes, trees: dict, hash_name: str,
+                ensure_tree) -> None:
+    """:func:`_cache_tree_update` for directory ``d`` (``entries[lo:hi]``).
+    (Not a closure: a recursive one is a reference cycle, kept with the
+    entries to the end of a coordinator, which runs without the cyclic collector.)"""
+    base = len(d) + 1 if d else 0
+    files: list[tuple[bytes, int, bytes]] = []
+    subs: list[bytes] = []
+    i = lo
+    while i < hi:
+        e = entries[i]
+        slash = e.name.find(b"/", base)
+        if slash < 0:
+            files.append((e.name[base:], e.mode, e.oid))
+            i += 1
+            continue
+        sub = e.name[:slash]
+        j = i + 1
+        prefix = sub + b"/"
+        while j < hi and entries[j].name.startswith(prefix):
+            j += 1
+        if e.mode == S_IFSPARSEDIR and e.name == prefix:
+            trees[sub] = (e.oid, [], 1)
+        else:
+            _update_one(entries, i, j, sub, trees, hash_name, ensure_tree)
+        subs.append(sub[base:])
+        i = j
+    full = [d + b"/" + s if d else s for s in subs]
+    oid, content = tree_object(files, [(s, trees[f][0]) for s, f in zip(subs, full, strict=True)], hash_name)
+    if ensure_tree is not None:
+        ensure_tree(oid, content)
+    trees[d] = (oid, subs, sum(trees[f][2] for f in full) + len(files))

@@ -174,29 +174,6 @@ def test_sequential_writes_release_every_few_hundred_items(tmp_path, monkeypatch
     assert git(wt, "status", "--porcelain") == b""
 
 
-def test_a_tree_walk_leaves_no_cycle_behind(tmp_path):
-    """The coordinator runs without the cyclic collector (cli.py): the tree
-    walk's recursive closure, a cycle holding the tree's dictionaries, must
-    not outlive it, or a dictionary the checkout lets go stays to the end."""
-    import gc
-
-    src = _repo(tmp_path, 60, 30)
-    r = Repository.open(str(src), {})
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        gc.collect()
-        tree = r.tree_of(r.resolve("HEAD")[0])
-        walks = [o for o in gc.get_objects() if getattr(o, "__qualname__", "") == "Repository.read_tree.<locals>.walk"]
-        holders = [o for o in gc.get_referrers(tree.files) if o is not tree and type(o).__name__ == "cell"]
-    finally:
-        if enabled:
-            gc.enable()
-        r.close()
-    assert len(tree.files) == 60
-    assert walks == [] and holders == []
-
-
 @pytest.mark.parametrize("recurse", [False, True])
 def test_a_forced_checkout_plans_in_the_targets_own_files(tmp_path, monkeypatch, recurse):
     """A oneway merge takes the target's dictionary of files over for its
