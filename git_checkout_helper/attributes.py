@@ -468,8 +468,7 @@ class _DirIndex:
 
 def _fill_one(found: dict[bytes, object], macros: dict, states: list) -> None:
     """``fill_one`` for one line's ``states`` (last first), a macro's
-    expanded in place. (Not a closure: a recursive one is a reference cycle,
-    and the coordinator runs without the cyclic collector.)"""
+    expanded in place (not a closure: :func:`cli.start_program`)."""
     for name, value in reversed(states):
         if name not in found:
             found[name] = value

@@ -88,9 +88,7 @@ class CacheTree:
         return b"".join(out)
 
 
-# The recursions are functions, not closures: a recursive closure is a
-# reference cycle, kept with what it holds to the end of a coordinator, which
-# runs without the cyclic collector.
+# (The recursions are functions, not closures: cli.start_program.)
 
 def _read_one(cls, data: bytes, pos: int, rawsz: int) -> tuple[CacheTree, int]:
     """``read_one``: the node at ``pos`` with its subtrees, and where it ends."""

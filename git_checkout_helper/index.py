@@ -292,9 +292,8 @@ def build_cache_tree(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid
 
 def _write_one(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[bytes], out: list[bytes],
                path: bytes, name: bytes) -> None:
-    """``write_one`` for the directory ``path`` and those below it. (Not a
-    closure: a recursive one is a reference cycle, kept with what it holds
-    to the end of a coordinator, which runs without the cyclic collector.)"""
+    """``write_one`` for the directory ``path`` and those below it (not a
+    closure: :func:`cli.start_program`)."""
     oid, subs, count = trees[path]
     # cache-tree keeps subtrees sorted by (length, name): subtree_name_cmp.
     subs = sorted(subs, key=lambda s: (len(s), s))

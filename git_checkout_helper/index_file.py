@@ -50,8 +50,8 @@ CE_INTENT_TO_ADD = 0x2000
 CE_SKIP_WORKTREE = 0x4000
 CE_EXTENDED_FLAGS = CE_INTENT_TO_ADD | CE_SKIP_WORKTREE
 #: About how much of an index :func:`index_file_chunks` hands out at a time:
-#: the buffer of git's ``hashfd``. (A MiB at a time was 2 MiB of a
-#: 100,000-file clone's peak, which is reached while the index is written.)
+#: the buffer of git's ``hashfd``. (A MiB at a time held 3 MiB of buffers
+#: while a 100,000-file index was written.)
 CHUNK_SIZE = 128 << 10
 
 KNOWN_EXTENSIONS = (b"TREE", b"REUC", b"link", b"UNTR", b"FSMN", b"EOIE", b"IEOT", b"sdir")

@@ -42,10 +42,8 @@ TREES_PER_RELEASE = 1024
 
 class _TreeWalk:
     """:meth:`Repository.read_tree`'s walk: the files (path -> :func:`tree.tree_value`),
-    the subtrees for cache-tree and the ``.gitattributes`` files of a tree.
-    (A class, not a recursive closure: that is a reference cycle, which kept
-    the dictionaries it fills to the end of a coordinator, which runs
-    without the cyclic collector.)"""
+    the subtrees for cache-tree and the ``.gitattributes`` files of a tree
+    (a class, not a recursive closure: :func:`cli.start_program`)."""
 
     __slots__ = ("odb", "read_raw", "rawsz", "files", "trees", "attributes", "tags", "walked")
 

@@ -130,7 +130,7 @@ def collapse_cache_tree(data: bytes, entries: list[Entry], rawsz: int) -> bytes:
 
 def _collapse_node(node, path: bytes, leaves: dict[bytes, bytes]) -> int:
     """:func:`collapse_cache_tree` below ``node`` (at ``path``): how many
-    entries it lost. (Not a closure: see :func:`_update_one`.)"""
+    entries it lost (not a closure: :func:`cli.start_program`)."""
     removed = 0
     for sub in node.subs:
         p = path + b"/" + sub.name if path else sub.name
@@ -193,9 +193,8 @@ def _cache_tree_update(entries: list[Entry], hash_name: str, ensure_tree) -> dic
 
 def _update_one(entries: list[Entry], lo: int, hi: int, d: bytes, trees: dict, hash_name: str,
                 ensure_tree) -> None:
-    """:func:`_cache_tree_update` for directory ``d`` (``entries[lo:hi]``).
-    (Not a closure: a recursive one is a reference cycle, kept with the
-    entries to the end of a coordinator, which runs without the cyclic collector.)"""
+    """:func:`_cache_tree_update` for directory ``d`` (``entries[lo:hi]``;
+    not a closure: :func:`cli.start_program`)."""
     base = len(d) + 1 if d else 0
     files: list[tuple[bytes, int, bytes]] = []
     subs: list[bytes] = []
