@@ -105,14 +105,16 @@ class ParallelCheckout:
     def case_sensitive(self) -> bool:
         """Whether the work tree is case-sensitive as far as git knows
         (``core.ignoreCase``, ``core.precomposeUnicode`` unset): then no two
-        paths of one checkout name one file."""
-        for key in (b"ignorecase", b"precomposeunicode"):
-            try:
-                if self.repo.config.get_boolean((b"core",), key, False):
-                    return False
-            except (KeyError, ValueError):
-                return False
-        return True
+        paths of one checkout name one file. (``core.ignoreCase`` as the
+        core settings read it, where attributes and ignore rules fold case
+        by it; ``core.precomposeUnicode``, which they do not read, taken as
+        set when it cannot be read.)"""
+        if self.core.ignore_case:
+            return False
+        try:
+            return not self.repo.config.get_boolean((b"core",), b"precomposeunicode", False)
+        except (KeyError, ValueError):
+            return False
 
     def _start_stream(self, queue: _Queue, expected: int):
         """The helpers' run over ``queue``'s items, which will be about ``expected``."""
