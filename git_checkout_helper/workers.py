@@ -90,17 +90,25 @@ class Results:
     entry keeps (:func:`index.cut_stat_data`), packed as an entry keeps them
     (:data:`index.STAT_DATA`): the very ``bytes`` the entry then holds.
 
+    ``fill``: the index entries the items are for, by item id. A WRITTEN
+    item's stat data then go into its entry as they come
+    (:meth:`index.Entry.fill_stat_data`), not kept here: a list of them
+    beside the entries was 0.8 MB of the coordinator's peak at 100,000
+    files. git fills its entries once every helper is done
+    (``handle_results``); nothing reads an entry's stat data before then.
+
     git keeps a whole ``struct stat`` in each item; an object per result
     here (the result, its 16 stat fields) took 45 MB of the coordinator's
     memory at 100,000 files, and building then reading them 3.6 µs a
     result, against 2 µs for this. A buffer of all the packed records,
     copied into each entry's ``bytes`` at the end, was 3.5 MB more there."""
 
-    __slots__ = ("status", "_stats")
+    __slots__ = ("status", "_stats", "_fill")
 
-    def __init__(self, nr: int) -> None:
+    def __init__(self, nr: int, fill: Sequence | None = None) -> None:
         self.status = bytearray(nr)
-        self._stats: list[bytes | None] = [None] * nr
+        self._fill = fill
+        self._stats: list[bytes | None] | None = [None] * nr if fill is None else None
 
     def __len__(self) -> int:
         return len(self.status)
@@ -108,7 +116,8 @@ class Results:
     def ensure(self, nr: int) -> None:
         """Room for ``nr`` items (a stream that brought more than it announced)."""
         if nr > len(self.status):
-            self._stats.extend([None] * (nr - len(self.status)))
+            if self._stats is not None:
+                self._stats.extend([None] * (nr - len(self.status)))
             self.status.extend(bytes(nr - len(self.status)))
 
     def save(self, id_: int, status: int, fields: tuple[int, ...] | None) -> None:
@@ -116,21 +125,36 @@ class Results:
         order (a helper's, uncut, or :func:`index.stat_data`'s: cutting is idempotent)."""
         self.status[id_] = status
         if fields is not None:
-            self._stats[id_] = STAT_DATA.pack(*cut_stat_data(*fields))
+            sd = STAT_DATA.pack(*cut_stat_data(*fields))
+            if self._stats is None:
+                self._fill[id_].fill_stat_data(sd)
+            else:
+                self._stats[id_] = sd
 
     def save_written(self, first: int, records: list[tuple[int, ...]]) -> None:
         """WRITTEN for the items from ``first`` on, one for each of ``records``
         (:func:`index.cut_stat_data`'s fields, already cut)."""
         n = len(records)
         self.status[first : first + n] = bytes((WRITTEN,)) * n
-        self._stats[first : first + n] = starmap(STAT_DATA.pack, records)
+        if self._stats is None:
+            for e, sd in zip(self._fill[first : first + n], starmap(STAT_DATA.pack, records), strict=True):
+                e.fill_stat_data(sd)
+        else:
+            self._stats[first : first + n] = starmap(STAT_DATA.pack, records)
+
+    @property
+    def filled(self) -> bool:
+        """Whether the WRITTEN items' entries hold their stat data already (``fill``)."""
+        return self._stats is None
 
     def stat_data(self, id_: int) -> bytes:
         """A WRITTEN item's stat data, packed as an entry keeps them."""
-        return self._stats[id_]
+        return self._fill[id_].sd if self._stats is None else self._stats[id_]
 
     def all_stat_data(self) -> list[bytes | None]:
         """:meth:`stat_data` of every item in id order (None for an item not WRITTEN)."""
+        if self._stats is None:
+            return [e.sd if s == WRITTEN else None for e, s in zip(self._fill, self.status, strict=False)]
         return self._stats
 
 
@@ -414,7 +438,7 @@ class HelperPool:
     def run(self, items: Sequence[PcItem], **options) -> Results:
         """Write ``items`` with (up to) every helper; ``options`` as for
         :meth:`start` (``layout``, ``stat_layout``, ``on_result(first_id, n, status)``
-        for each answer, ``error``, ``dynamic``).
+        for each answer, ``error``, ``dynamic``, ``fill``).
 
         Item ids must be 0..len(items)-1 in order; ``items`` may make each
         item as it is read (the coordinator's queue does). An item left
@@ -436,12 +460,14 @@ class HelperPool:
         on_result: Callable[[int, int, int], None],
         error: Callable[[str], None] = lambda m: None,
         dynamic: bool = False,
+        fill: Sequence | None = None,
     ) -> PoolRun:
         """:meth:`run`, begun: with ``expected``, ``items`` is a list the
         caller is still appending to (about ``expected`` of them, dynamic
         mode only), handed out as it grows (:meth:`PoolRun.pump`), and
-        :meth:`PoolRun.finish` is called once it is complete."""
-        return PoolRun(self, items, expected, layout, stat_layout, on_result, error, dynamic)
+        :meth:`PoolRun.finish` is called once it is complete. ``fill``: the
+        index entries of the items, filled as answers come (:class:`Results`)."""
+        return PoolRun(self, items, expected, layout, stat_layout, on_result, error, dynamic, fill)
 
     @staticmethod
     def _close_input(h: _Helper) -> None:
@@ -501,7 +527,7 @@ class PoolRun:
     as before; only when chunks are cut changes, never their order or
     contents (:class:`Chunker` waits for the items a chunk needs)."""
 
-    def __init__(self, pool: HelperPool, items, expected, layout, stat_layout, on_result, error, dynamic):
+    def __init__(self, pool: HelperPool, items, expected, layout, stat_layout, on_result, error, dynamic, fill=None):
         if expected is not None and not dynamic:
             raise ValueError("items can only stream to helpers in dynamic mode")
         self.pool = pool
@@ -510,7 +536,7 @@ class PoolRun:
         self.on_result = on_result
         self.error = error
         nr = len(items) if expected is None else expected
-        self.results = Results(len(items))
+        self.results = Results(len(items), fill)
         self.used = pool.helpers[: max(1, min(nr, len(pool.helpers)))]
         self.sel = selectors.DefaultSelector()
         self.feed = Chunker(_Names(items), len(self.used), expected) if dynamic and (nr or expected) else None

@@ -473,6 +473,36 @@ def test_chunker_streamed_starts_helpers_early():
     assert c.done and first[1] + sum(sizes) == len(names)
 
 
+def test_the_queue_keeps_attributes_as_runs():
+    """The queue keeps each run of items with the same attributes once (most
+    checkouts have one or a few): an item's attributes, one by one or in a
+    slice across runs, are those it was queued with, and the queue grows by
+    one reference an item, not two."""
+    import tracemalloc
+
+    from git_checkout_helper.attributes import ConvAttrs
+    from git_checkout_helper.checkout.parallel import _Queue
+    from git_checkout_helper.index import Entry
+
+    a, b = ConvAttrs(0, 0, None, None), ConvAttrs(2, 1, None, None)
+    queue = _Queue(1, {a: (4000, None), b: (4000, None)})
+    n = 30_000
+    entries = [Entry(b"f%d" % i, 0o100644, bytes(20)) for i in range(n)]
+    want = [b if 100 <= i < 200 or i == n - 1 else a for i in range(n)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for e, ca in zip(entries, want, strict=True):
+            queue.append(e, ca)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert [queue.attrs(i) for i in range(n)] == want
+    assert [it.crlf_action for it in queue[95:205]] == [2 if 100 <= i < 200 else 0 for i in range(95, 205)]
+    assert queue[n - 1].crlf_action == 2 and queue[n - 2].crlf_action == 0
+    assert grown < n * 10, grown / n
+
+
 def test_the_queue_makes_each_item_when_it_is_read():
     """Memory: the coordinator's queue keeps only the entries and their
     attributes; an item is made when the pool reads it (to send it, or to

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 import sys
+from bisect import bisect_right
 from functools import partial
 
 from ..attributes import ConvAttrs
@@ -53,29 +54,48 @@ class _Queue:
     An item (``struct parallel_checkout_item``, :class:`wire.PcItem`) is
     made when it is read, to be sent or written, from its entry and its
     attributes, and not kept: held for every entry at once, the items of a
-    100,000-file checkout were 14 MiB of the coordinator's peak memory."""
+    100,000-file checkout were 14 MiB of the coordinator's peak memory. The
+    attributes are kept as runs (the position each begins at, and its
+    :class:`convert.ConvAttrs`, one object per distinct outcome): most
+    checkouts have one, and a list of them was 0.8 MiB more of that peak."""
 
-    __slots__ = ("entries", "attrs", "algo", "rooms")
+    __slots__ = ("entries", "_starts", "_runs", "algo", "rooms")
 
     def __init__(self, algo: int, rooms: dict) -> None:
         self.entries: list[Entry] = []
-        self.attrs: list[ConvAttrs] = []
+        self._starts: list[int] = []
+        self._runs: list[ConvAttrs] = []
         self.algo = algo
         self.rooms = rooms  # ParallelCheckout.item_room's: attributes -> (room, filter)
 
     def append(self, e: Entry, ca: ConvAttrs) -> None:
+        if not self._runs or self._runs[-1] is not ca:
+            self._starts.append(len(self.entries))
+            self._runs.append(ca)
         self.entries.append(e)
-        self.attrs.append(ca)
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def attrs(self, i: int) -> ConvAttrs:
+        """Item ``i``'s attributes."""
+        return self._runs[bisect_right(self._starts, i) - 1]
+
+    def _attrs_run(self, start: int, stop: int):
+        """The attributes of items ``start`` to ``stop``, in order."""
+        starts, runs = self._starts, self._runs
+        k = bisect_right(starts, start) - 1
+        for n in range(start, stop):
+            while k + 1 < len(starts) and starts[k + 1] <= n:
+                k += 1
+            yield runs[k]
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             start, stop, _ = i.indices(len(self.entries))
             algo, rooms = self.algo, self.rooms
             # By position, as wire.decode_item builds it (0: attr_action).
-            run = zip(range(start, stop), self.entries[start:stop], self.attrs[start:stop], strict=True)
+            run = zip(range(start, stop), self.entries[start:stop], self._attrs_run(start, stop), strict=True)
             return [PcItem(j, e.oid, e.mode, e.name, ca.crlf_action, ca.ident, ca.working_tree_encoding, algo, 0,
                            rooms[ca][1]) for j, e, ca in run]
         if not -len(self.entries) <= i < len(self.entries):
@@ -123,7 +143,7 @@ class ParallelCheckout:
         self.report.streamed = True
         layout = GIT_FILTERS_LAYOUT if self.helper_filters else REQUEST_LAYOUTS["git"]
         self._stream = pool.start(queue, expected, layout=layout, stat_layout=native_stat_layout(),
-                                  on_result=self._on_result, error=self.error, dynamic=True)
+                                  on_result=self._on_result, error=self.error, dynamic=True, fill=queue.entries)
         return self._stream
 
     def _on_result(self, _first: int, n: int, status: int) -> None:
@@ -301,7 +321,7 @@ class ParallelCheckout:
             # Written here, item after item, as a helper writes them: each large
             # blob's buffers mapped afresh made a sequential switch of git.git 3% slower.
             unfix_mmap_threshold()
-            results = Results(nr)
+            results = Results(nr, q.entries)  # (filled here, below)
             # validate_element=None: every path was verified before
             # anything was touched (updates._execute), with this repository's
             # core.protectNTFS/protectHFS, which a second check here ignored.
@@ -321,7 +341,7 @@ class ParallelCheckout:
                 if status != COLLIDED and progress:
                     progress.add()
             self.report.sequential_items += nr
-            self.handle_results(q, results, filled=True)
+            self.handle_results(q, results)
             return
         else:
             if self.pool is None:
@@ -329,8 +349,8 @@ class ParallelCheckout:
             pool, self.pool = self.pool, None
             self.report.workers = min(len(pool), nr)
             layout = GIT_FILTERS_LAYOUT if self.helper_filters else REQUEST_LAYOUTS["git"]
-            results = pool.run(q, layout=layout, stat_layout=native_stat_layout(),
-                               on_result=self._on_result, error=self.error, dynamic=self.dynamic_distribution())
+            results = pool.run(q, layout=layout, stat_layout=native_stat_layout(), on_result=self._on_result,
+                               error=self.error, dynamic=self.dynamic_distribution(), fill=q.entries)
             self.report.batches += pool.batches
             self.report.parallel_items += nr
         self.handle_results(q, results)
@@ -389,10 +409,11 @@ class ParallelCheckout:
             self._dynamic = distribution_setting(self.repo.config) == "dynamic"
         return self._dynamic
 
-    def handle_results(self, q: _Queue, results, filled: bool = False) -> None:
+    def handle_results(self, q: _Queue, results) -> None:
         """``handle_results``: stat into the index; collisions rewritten in order.
-        ``results``: a :class:`workers.Results`; ``filled``: the WRITTEN
-        entries hold their stat data already (written in this process)."""
+        ``results``: a :class:`workers.Results`, whose WRITTEN entries may
+        hold their stat data already (:attr:`workers.Results.filled`)."""
+        filled = results.filled
         collided = []
         real_dirs: set[bytes] = set()
         smudge_failed = False
@@ -427,7 +448,7 @@ class ParallelCheckout:
                 collided.append(i)
             else:
                 self.report.failed.append(e.name.decode("utf-8", "surrogateescape"))
-                if self.item_room(q.attrs[i])[1] is not None and q.attrs[i].drv.required:
+                if self.item_room(q.attrs(i))[1] is not None and q.attrs(i).drv.required:
                     # The helper said "<path>: smudge filter <driver> failed";
                     # git dies there (convert.c), hence its exit code.
                     smudge_failed = True
@@ -451,7 +472,7 @@ class ParallelCheckout:
                 self.error(f"unable to prepare '{e.name.decode('utf-8', 'replace')}': {ex.strerror}")
                 continue
             self._made_dirs.clear()
-            st = self.write_special(e, q.attrs[i])
+            st = self.write_special(e, q.attrs(i))
             if st is not None:
                 e.fill_stat(st)
                 self.report.written += 1
