@@ -159,7 +159,7 @@ def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[byte
     the directories still invalid are returned. A directory holding an
     intent-to-add entry, or a subdirectory still invalid, stays invalid
     (nothing is written: repair only uses trees that exist)."""
-    from .index_file import CE_INTENT_TO_ADD
+    from .index_file import CE_INTENT_TO_ADD_IN_CORE
 
     files: dict[bytes, list] = {d: [] for d in invalid}
     subs: dict[bytes, set[bytes]] = {d: set() for d in invalid}
@@ -175,7 +175,7 @@ def repair(trees: dict[bytes, tuple[bytes, list[bytes], int]], invalid: set[byte
                 counts[parent] += 1
                 if first:
                     files[parent].append((name, e))
-                    if e.extended_flags & CE_INTENT_TO_ADD:
+                    if e.ce_flags & CE_INTENT_TO_ADD_IN_CORE:
                         blocked.add(parent)
                 else:
                     subs[parent].add(name)

@@ -83,7 +83,7 @@ def read_index_state(path: str, object_format, warn=None, tree_files=None) -> Re
     out: dict[bytes, Entry] = {}
     unmerged: list[bytes] = []
     for e in entries:
-        if e.flags & 0x3000:
+        if e.ce_flags & 0x3000:  # (the stage)
             if not unmerged or unmerged[-1] != e.name:
                 unmerged.append(e.name)
             continue
@@ -295,16 +295,19 @@ def index_chunks(
     # (an index never holds less); unpack-trees (switch, -f) drops them.
     if file is not None and old.unmerged and not switch:
         names = {e.name for e in entries}
-        keep = [e for e in state.entries if e.flags & 0x3000 and e.name not in names]
+        keep = [e for e in state.entries if e.ce_flags & 0x3000 and e.name not in names]
         if keep:
-            entries = sorted(entries + keep, key=lambda e: (e.name, (e.flags >> 12) & 3))
+            entries = sorted(entries + keep, key=lambda e: (e.name, (e.ce_flags >> 12) & 3))
     # ce->index: which entries are still the shared index's (a split index's).
     if state is not None and state.split is not None:
         prev = old.entries
+        shared = []
         for e in entries:
             o = None if e.base else prev.get(e.name)
             if o is not None and o.base and (not switch or (o.mode == e.mode and o.oid == e.oid)):
-                e.base = o.base
+                e = e.copy(o.base)  # (an entry of no split index has no slot for it: index.SharedEntry)
+            shared.append(e)
+        entries = shared
     exts: list[tuple[bytes, bytes]] = []
     if switch:
         if cache_tree is not None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, Entry
-from .index_file import CE_SKIP_WORKTREE, CE_VALID
+from .index_file import CE_SKIP_WORKTREE, CE_SKIP_WORKTREE_IN_CORE, CE_VALID
 from .plan import (
     ERROR_WOULD_OVERWRITE,
     Plan,
@@ -91,7 +91,7 @@ def plan_reset(
     for path in sorted(tf):
         v, cur = tf[path], old.get(path)
         same = cur is not None and not entry_differs(cur, v)
-        if same and (cur.extended_flags & CE_SKIP_WORKTREE or not reset_needs_update(
+        if same and (cur.ce_flags & CE_SKIP_WORKTREE_IN_CORE or not reset_needs_update(
                 cur, wt.peek(path), top + path, hash_name, to_worktree, racy_timestamp_ns, to_git, core)):
             plan.entries[path] = cur  # (no new entry made for a path kept: most of a -f's)
             continue
@@ -100,7 +100,7 @@ def plan_reset(
             # add_entry adds the old entry itself, to be rewritten (CE_UPDATE): its flags, and its
             # stat data where nothing is written after all (a path the sparse patterns leave).
             e.flags, e.sd = cur.flags & CE_VALID, cur.sd
-        elif cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
+        elif cur is not None and cur.ce_flags & CE_SKIP_WORKTREE_IN_CORE:
             e.extended_flags = CE_SKIP_WORKTREE
         plan.entries[path] = e
         plan.write.append(e)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .hash_algo import new_hash
 from .index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
-from .index_file import CE_SKIP_WORKTREE, CE_VALID
+from .index_file import CE_SKIP_WORKTREE, CE_SKIP_WORKTREE_IN_CORE, CE_VALID
 from .iopool import UNSEEN, IoPool, is_dir, leading_dirs
 from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry
 
@@ -101,7 +101,7 @@ class Plan:
 
     def __init__(self) -> None:
         self.entries: dict[bytes, Entry] = {}  # the new index, stage 0
-        self.write: list[Entry] = []  # entries whose files are (re)written
+        self.write: list[Entry] = []  # entries whose files are (re)written, in index order
         self.remove: list[bytes] = []  # paths whose files are deleted
         #: New paths verify_absent found nothing at (a switch's): nothing of
         #: the user's to remove there (see updates.Checkout._cleared).
@@ -341,13 +341,13 @@ def vouched_for(e: Entry) -> bool:
     """CE_VALID (assume-unchanged) or CE_SKIP_WORKTREE: the user's word that
     the file does not matter, which ``verify_uptodate_1`` checks anyway
     before the file is overwritten or removed, even under ``-f``."""
-    return bool(e.flags & CE_VALID or e.extended_flags & CE_SKIP_WORKTREE)
+    return bool(e.ce_flags & (CE_VALID | CE_SKIP_WORKTREE_IN_CORE))
 
 
 def _stays_outside(e: Entry, outside: Callable[[bytes], bool] | None) -> bool:
     """``verify_uptodate``'s shortcut: a skip-worktree entry still outside
     a sparse checkout's patterns (``outside``) is not looked at."""
-    return bool(e.extended_flags & CE_SKIP_WORKTREE) and outside is not None and outside(e.name)
+    return bool(e.ce_flags & CE_SKIP_WORKTREE_IN_CORE) and outside is not None and outside(e.name)
 
 
 def _changed_file(e: Entry, wt: _Worktree, top: bytes, hash_name: str, to_worktree, racy_timestamp_ns: int,
@@ -524,7 +524,7 @@ class _TwowayMerge:
                 plan.entries[path] = cur  # index already has the new version
                 continue
             te = value_entry(path, t) if t is not None else None
-            if te is not None and cur is not None and cur.extended_flags & CE_SKIP_WORKTREE:
+            if te is not None and cur is not None and cur.ce_flags & CE_SKIP_WORKTREE_IN_CORE:
                 te.extended_flags = CE_SKIP_WORKTREE  # merged_entry: "migrate old flags over"
             if hf is not None and entry_differs(cur, hf.get(path)):  # the index is not HEAD here
                 if cur is not None or t is not None:

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Callable
 
 from .index import S_IFGITLINK, Entry
-from .index_file import CE_SKIP_WORKTREE
+from .index_file import CE_SKIP_WORKTREE, CE_SKIP_WORKTREE_IN_CORE
 from .wildmatch import casefold
 
 __all__ = ["SparseCheckout", "apply_sparse_checkout", "init_clone_sparse_checkout", "load_sparse_checkout",
@@ -37,7 +37,7 @@ CONE_TOP_ONLY = b"/*\n!/*/\n"
 
 def skip_worktree(e: Entry) -> bool:
     """``ce_skip_worktree``."""
-    return bool(e.extended_flags & CE_SKIP_WORKTREE)
+    return bool(e.ce_flags & CE_SKIP_WORKTREE_IN_CORE)
 
 
 class SparseCheckout:
@@ -195,8 +195,7 @@ def apply_sparse_checkout(
         want = (e.extended_flags & ~CE_SKIP_WORKTREE) | (CE_SKIP_WORKTREE if new else 0)
         if want != e.extended_flags:
             if e is o:  # the old index's entry stays as read
-                e = plan.entries[path] = Entry(o.name, o.mode, o.oid, o.sd, o.flags, o.extended_flags, o.uptodate,
-                                               o.base)
+                e = plan.entries[path] = o.copy()
                 if path in writing:
                     writing[path] = e
             e.extended_flags = want
@@ -281,7 +280,7 @@ def clear_skip_worktree_from_present_files(entries, config, top: bytes) -> None:
     if raw is not None and git_config_bool("sparse.expectFilesOutsideOfPatterns", raw):
         return
     for e in entries.values() if isinstance(entries, dict) else entries:
-        if e.extended_flags & CE_SKIP_WORKTREE and os.path.lexists(top + e.name):
+        if e.ce_flags & CE_SKIP_WORKTREE_IN_CORE and os.path.lexists(top + e.name):
             e.extended_flags &= ~CE_SKIP_WORKTREE
 
 

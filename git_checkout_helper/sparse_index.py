@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from .cachetree import tree_object
 from .index import S_IFGITLINK, Entry, build_cache_tree
-from .index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_STAGEMASK
+from .index_file import CE_INTENT_TO_ADD_IN_CORE, CE_SKIP_WORKTREE, CE_SKIP_WORKTREE_IN_CORE, CE_STAGEMASK
 from .sparse import SparseCheckout
 from .tree import value_mode, value_oid
 
@@ -53,7 +53,7 @@ def expand(entries: list[Entry], tree_files: _TreeFiles) -> list[Entry]:
         files = tree_files(e.oid)
         out.extend(Entry(e.name + rel, value_mode(v), value_oid(v), extended_flags=CE_SKIP_WORKTREE)
                    for rel, v in sorted(files.items()))
-    out.sort(key=lambda e: (e.name, (e.flags >> 12) & 3))
+    out.sort(key=lambda e: (e.name, (e.ce_flags >> 12) & 3))
     return out
 
 
@@ -74,7 +74,7 @@ def unexpanded(entries: list[Entry], read: list[Entry], expanded: list[Entry]) -
     if below(entries) != below(e for e in expanded if e.mode != S_IFSPARSEDIR):
         return None
     out = [e for e in entries if not e.name.startswith(prefixes)] + dirs
-    out.sort(key=lambda e: (e.name, (e.flags >> 12) & 3))
+    out.sort(key=lambda e: (e.name, (e.ce_flags >> 12) & 3))
     return out
 
 
@@ -152,7 +152,7 @@ def convert_to_sparse(entries: list[Entry], sparse: SparseCheckout, hash_name: s
     intent-to-add entries). ``ensure_tree(raw id, tree content)`` stores a
     tree the object store lacks; the directories in ``keep`` are not
     collapsed (:func:`switch_keeps_expanded`)."""
-    if not entries or any(e.flags & CE_STAGEMASK or e.extended_flags & CE_INTENT_TO_ADD for e in entries):
+    if not entries or any(e.ce_flags & (CE_STAGEMASK | CE_INTENT_TO_ADD_IN_CORE) for e in entries):
         return None
     trees = _cache_tree_update(entries, hash_name, ensure_tree)
     out: list[Entry] = []
@@ -164,7 +164,7 @@ def _collapse(entries: list[Entry], lo: int, hi: int, d: bytes, trees, sparse: S
               keep: frozenset[bytes], out: list[Entry]) -> None:
     """``convert_to_sparse_rec`` over ``entries[lo:hi]``, the entries below directory ``d``."""
     if d and d not in keep and not sparse.dir_included(d) and all(
-            e.extended_flags & CE_SKIP_WORKTREE and e.mode != S_IFGITLINK for e in entries[lo:hi]):
+            e.ce_flags & CE_SKIP_WORKTREE_IN_CORE and e.mode != S_IFGITLINK for e in entries[lo:hi]):
         out.append(Entry(d + b"/", S_IFSPARSEDIR, trees[d][0], extended_flags=CE_SKIP_WORKTREE))
         return
     base = len(d) + 1 if d else 0

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 
 from .ewah import EwahError, ewah_bits, ewah_read, ewah_serialize
-from .index import Entry, is_racy_stat
+from .index import Entry, SharedEntry, is_racy_stat
 from .index_file import IndexFile, IndexFormatError, index_file_chunks, parse_index, serialize_index_file
 from .wrapper import rename_tempfile
 
@@ -98,7 +98,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
     # split file's first entries in order, deletions drop, the rest is added.
     n = len(base.entries)
     merged: list[Entry | None] = [
-        Entry(e.name, e.mode, e.oid, e.sd, e.flags, e.extended_flags, False, i + 1)
+        SharedEntry(e.name, e.mode, e.oid, e.sd, e.flags, e.extended_flags, False, i + 1)
         for i, e in enumerate(base.entries)
     ]
     own = idx.entries
@@ -112,7 +112,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
         if src.name:
             raise _corrupt(f"corrupt link extension, entry {pos} should have zero length name")
         dst = merged[pos]
-        merged[pos] = Entry(dst.name, src.mode, src.oid, src.sd, src.flags, src.extended_flags, False, pos + 1)
+        merged[pos] = SharedEntry(dst.name, src.mode, src.oid, src.sd, src.flags, src.extended_flags, False, pos + 1)
     for pos in delete:
         if pos >= n:
             raise _corrupt(f"position for delete {pos} exceeds base index size {n}")
@@ -128,7 +128,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
         # add_index_entry(ADD_CACHE_OK_TO_ADD | SKIP_DFCHECK): by (name, stage),
         # a same-named entry of the same stage replaced.
         def key(e: Entry):
-            return e.name, (e.flags >> 12) & 3
+            return e.name, (e.ce_flags >> 12) & 3
 
         table = {key(e): e for e in entries}
         for e in added:
@@ -139,7 +139,7 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
 
 def _ondisk_same(a: Entry, b: Entry) -> bool:
     """``compare_ce_content``: stat data, mode, on-disk flags and object id."""
-    return (a.sd, a.mode, a.oid, a.flags, a.extended_flags) == (b.sd, b.mode, b.oid, b.flags, b.extended_flags)
+    return (a.sd, a.mode, a.oid, a.ce_flags) == (b.sd, b.mode, b.oid, b.ce_flags)
 
 
 def _racy(e: Entry, timestamp_ns: int) -> bool:
@@ -229,7 +229,7 @@ def write_split_index(
         rename_tempfile(fd, tmp, path, shared)
         clean_shared_index_files(gitdir, hexid, expire)
         base_entries = entries
-        new = [Entry(e.name, e.mode, e.oid, e.sd, e.flags, e.extended_flags, e.uptodate, i + 1)
+        new = [SharedEntry(e.name, e.mode, e.oid, e.sd, e.flags, e.extended_flags, e.uptodate, i + 1)
                for i, e in enumerate(entries)]
         entries = new
         base_oid = oid

@@ -495,3 +495,32 @@ def test_entries_keep_their_stat_data_packed():
     assert len({id(e.mode) for e in read}) == 1
     read[0].smudge()
     assert read[0].size == 0 and read[0].mtime_s == records[0][2]
+
+
+def test_an_entry_keeps_its_flags_in_one_word():
+    """An entry is six slots (80 bytes; eight were 96): its on-disk flags
+    and extended flags share one word, laid out as git's in-core
+    ``ce_flags`` (CE_SKIP_WORKTREE 1 << 30, CE_INTENT_TO_ADD 1 << 29), each
+    distinct word one int object; a split index's position (``base``) only
+    on a :class:`index.SharedEntry`, kept by a copy."""
+    from git_checkout_helper.index import Entry, SharedEntry
+    from git_checkout_helper.index_file import CE_INTENT_TO_ADD, CE_SKIP_WORKTREE, CE_VALID
+
+    e = Entry(b"a", 0o100644, bytes(20))
+    assert sys.getsizeof(e) <= 80 and e.ce_flags == 0 and e.base == 0
+    e.extended_flags = CE_SKIP_WORKTREE
+    e.flags = CE_VALID | 0x1000
+    assert e.ce_flags == 1 << 30 | 0x8000 | 0x1000
+    assert (e.flags, e.extended_flags) == (CE_VALID | 0x1000, CE_SKIP_WORKTREE)
+    e.extended_flags |= CE_INTENT_TO_ADD
+    e.flags = 0
+    assert e.ce_flags == 1 << 30 | 1 << 29 and e.extended_flags == CE_SKIP_WORKTREE | CE_INTENT_TO_ADD
+    f = Entry(b"b", 0o100644, bytes(20), flags=0, extended_flags=CE_SKIP_WORKTREE | CE_INTENT_TO_ADD)
+    assert f.ce_flags is e.ce_flags  # (one int object a distinct word)
+    with pytest.raises(AttributeError):
+        e.base = 3  # (no slot: an entry of no split index)
+    s = e.copy(7)
+    assert type(s) is SharedEntry and s.base == 7 and s.fields()[:-1] == e.fields()[:-1] and s != e
+    assert s.copy() == s and type(s.copy()) is SharedEntry and e.copy() == e and type(e.copy()) is Entry
+    s.base = 0
+    assert s == e and "extended_flags=24576" in repr(e)

@@ -200,3 +200,46 @@ def test_a_forced_checkout_plans_in_the_targets_own_files(tmp_path, monkeypatch,
     assert seen == ([(False, 40)] if recurse else [(True, 0)])
     assert git(wt, "status", "--porcelain") == b""
     assert git(wt, "ls-files", "-s") == git(src, "ls-files", "-s")
+
+
+def test_a_checkout_writing_every_entry_lets_the_plans_dictionary_go(tmp_path, monkeypatch):
+    """A oneway merge that writes every entry (a clone's checkout) needs its
+    dictionary of entries no more once the paths are checked: the new
+    index's order is the plan's list of writes (switch._checked_oneway,
+    unpack.index_order), so nothing holds the dictionary while the files
+    are written. One that keeps entries (a ``-f`` over files already right)
+    keeps it for the order; both checkouts are git's."""
+    import sys
+
+    from git_checkout_helper.checkout import checkout, switch, updates
+
+    src = _repo(tmp_path, 40, 4)
+    (src / "link").symlink_to("d0")
+    git(src, "add", "link")
+    git(src, "-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "link")
+    wt = tmp_path / "wt"
+    git(None, "clone", "-q", "--no-checkout", str(src), str(wt))
+    plans, seen = [], []
+    plan_reset = switch.plan_reset
+
+    def planned(*a, **k):
+        plan = plan_reset(*a, **k)
+        plans.append((plan, plan.entries))
+        return plan
+
+    write_entries = updates.Checkout.write_entries
+
+    def writing(self, entries):
+        seen.append((plans[-1][0].entries is None, sys.getrefcount(plans[-1][1])))  # (the tuple above; the argument)
+        return write_entries(self, entries)
+
+    monkeypatch.setattr(switch, "plan_reset", planned)
+    monkeypatch.setattr(updates.Checkout, "write_entries", writing)
+    checkout(str(wt), None, workers=1, force=True)
+    assert git(wt, "ls-files", "-s") == git(src, "ls-files", "-s")
+    assert git(wt, "status", "--porcelain") == b""
+    (wt / "d1" / "f1").write_bytes(b"changed\n")
+    checkout(str(wt), None, workers=1, force=True)  # one entry written, 40 kept
+    assert seen[0] == (True, 2) and seen[1][0] is False
+    assert git(wt, "ls-files", "-s") == git(src, "ls-files", "-s")
+    assert git(wt, "status", "--porcelain") == b""

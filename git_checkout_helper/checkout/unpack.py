@@ -74,8 +74,10 @@ def index_order(co: Checkout, plan: Plan, target: TreeFiles, differing: dict[byt
     ``show_local_changes`` need of the plan and the target alone (names,
     modes, ids; not the stat data the writing fills in), so that a switch
     can have them made while its helpers write (``co.meanwhile``, kept in
-    ``co.index_order``)."""
-    entries = [plan.entries[p] for p in sorted(plan.entries)]
+    ``co.index_order``). A plan whose dictionary is let go already writes
+    every entry (:func:`switch._checked_oneway`): its :attr:`plan.Plan.write`
+    is the new index, in index order."""
+    entries = plan.write if plan.entries is None else [plan.entries[p] for p in sorted(plan.entries)]
     if differing is None:
         differing = target_differences(target, plan)
     return entries, cache_tree(target, differing, co.repo, entries), differing

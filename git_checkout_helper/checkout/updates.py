@@ -704,6 +704,7 @@ def _execute(co: Checkout, plan: Plan, opts: CheckoutOptions, err: TextIO,
         return modes.get(path, 0)
 
     _refuse_invalid_paths(co, chain((e.name for e in plan.write if e.name not in checked), plan.remove), mode_of)
+    checked = ()
     if then is not None:
         then()
     total = len(plan.write) + len(plan.remove)
