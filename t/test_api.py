@@ -159,10 +159,11 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     """A streamed switch computes the new index's order and TREE extension
     (unpack.index_order) once, after the last item is queued and before the
     helpers' results are collected, and writes the index with them: git's,
-    TREE extension included. Memory: the plan's dictionary of entries and
-    the target's files are let go once the order is made (with ``-f``,
-    whose new index is the target's everywhere, the plan takes the files
-    over); neither is read again."""
+    TREE extension included. Memory: the target's files are let go once
+    the differences from them are found, before the order is made, and the
+    plan's dictionary of entries once it is made (with ``-f``, whose new
+    index is the target's everywhere, the plan takes the files over);
+    neither is read again."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
     from git_checkout_helper.checkout.updates import Checkout
@@ -176,10 +177,10 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
                         lambda self, tree, **k: events.append("release") or release(self, tree, **k))
     monkeypatch.setattr(Checkout, "write_entries", lambda self, e: events.append("write") or write(self, e))
 
-    def spy_order(co, plan, target, *differing):
+    def spy_order(co, plan, target, *differing, **k):
         events.append("index_order")
-        plans.append(plan)
-        return order(co, plan, target, *differing)
+        plans.append((plan, target))
+        return order(co, plan, target, *differing, **k)
 
     def spy_finish(self):
         events.append("finish")
@@ -192,8 +193,8 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     report = checkout(str(ours), "other", workers=2, threshold=0)
     git(theirs, "checkout", "-q", "other")
     assert report.streamed
-    assert events == ["write", "index_order", "release", "finish"]  # (and write_index used what it made)
-    assert plans[0].entries is None
+    assert events == ["write", "index_order", "release", "release", "finish"]  # (and write_index used what it made)
+    assert plans[0][0].entries is None and plans[0][1].files == {}
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
     assert trees[0] is not None and trees[0] == trees[1]
@@ -204,7 +205,7 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     git(theirs, "checkout", "-q", "-f", "main")
     # The plan took the target's files (oneway.plan_reset's consume), then
     # the paths were checked; the later releases find nothing left.
-    assert events == ["release", "release", "write", "index_order", "release", "finish"]
+    assert events == ["release", "release", "write", "index_order", "release", "release", "finish"]
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]
     assert trees[0] is not None and trees[0] == trees[1]
@@ -236,7 +237,8 @@ def test_whether_the_index_changed_is_told_from_the_order_alone():
 @pytest.mark.parametrize("quiet", [True, False])
 def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monkeypatch, quiet):
     """Memory: a switch lets go of HEAD's files after the merge, and of the
-    target's once the new index's order is made, whether or not the local
+    target's files once the differences from them are found, its trees once
+    the new index's order is made, whether or not the local
     changes are shown after it (not ``quiet``: from where the new index and
     the target differ, found with the order). A tree let go is read again
     when asked for, never taken empty from the cache; the result is git's
@@ -267,9 +269,10 @@ def test_a_switch_lets_the_trees_go_that_nothing_reads_again(src, tmp_path, monk
     assert git(ours, "diff", "--cached", "--name-only", "HEAD") == b"d0/f20\n"
     assert shown == b"" if quiet else shown.startswith(b"M\td0/f20\n")
     heads = [git(ours, "rev-parse", f"{c}^{{tree}}").strip() for c in ("main", "other")]
-    assert [(t.tree_id.hex().encode(), trees) for t, trees, _ in released] == [(heads[0], False), (heads[1], True)]
-    for tree, trees, again in released:
-        assert tree.files == {} and (tree.trees == {}) is trees and again is not tree
+    assert [(t.tree_id.hex().encode(), trees) for t, trees, _ in released] == [
+        (heads[0], False), (heads[1], False), (heads[1], True)]  # (the target's files, then its trees)
+    for tree, _, again in released:
+        assert tree.files == {} and (tree.trees == {}) is (tree is released[-1][0]) and again is not tree
         assert len(again.files) == len(git(ours, "ls-tree", "-r", again.tree_id.hex()).splitlines())
 
 
@@ -499,3 +502,32 @@ def test_a_tree_s_old_file_modes_enter_the_index_as_git_writes_them(src, tmp_pat
         assert git(ours, "diff-files").decode() == "" == git(theirs, "diff-files").decode()
         assert git(ours, "status", "--porcelain").decode() == git(theirs, "status", "--porcelain").decode()
     assert b"100755 " in git(ours, "ls-files", "-s", "d") and b"120000 " in git(ours, "ls-files", "-s", "e")
+
+
+def test_the_target_goes_before_the_index_order_is_made():
+    """unpack.index_order finds the differences from the target, then calls
+    ``found`` (a switch lets the target's files go there), and only then
+    sorts the plan's entries: the target's files are not held through the
+    sort's peak."""
+    from types import SimpleNamespace
+
+    from git_checkout_helper.checkout import unpack
+    from git_checkout_helper.index import Entry
+    from git_checkout_helper.plan import Plan
+    from git_checkout_helper.tree import TreeFiles
+
+    events = []
+
+    class Entries(dict):
+        def __iter__(self):
+            events.append("sorted")
+            return super().__iter__()
+
+    plan = Plan()
+    plan.entries = Entries((p, Entry(p, 0o100644, bytes(20))) for p in (b"b", b"a"))
+    plan.merged = [b"a"]
+    target = TreeFiles({b"a": bytes(20), b"b": bytes(20)}, {}, None)
+    co = SimpleNamespace(repo=None)  # (a target of no tree id: no cache tree made)
+    entries, tree, differing = unpack.index_order(co, plan, target, None, found=lambda: events.append("found"))
+    assert [e.name for e in entries] == [b"a", b"b"] and tree is None and differing == {}
+    assert events == ["found", "sorted"]

@@ -173,15 +173,17 @@ def _checked_oneway(co: Checkout, plan, target: TreeFiles) -> None:
 
 
 def _order_index(co: Checkout, plan, target: TreeFiles, differing: dict[bytes, bytes | None] | None) -> None:
-    """``co.meanwhile`` of a switch: the new index's order, cache tree and
-    differences from the target (:func:`unpack.index_order`; ``differing``
-    when known already), made while the helpers write; then the plan's
-    dictionary of entries is let go (the order holds them; 5 MiB at 100,000
-    files, held until the helpers' results came in), and the target's files
-    and trees (:meth:`Repository.release_tree`): nothing reads them after
-    this (attributes read ``target.attributes``; the local changes shown
-    after a switch, the differences)."""
-    co.index_order = index_order(co, plan, target, differing)
+    """``co.meanwhile`` of a switch: the new index's differences from the
+    target (``differing`` when known already), order and cache tree
+    (:func:`unpack.index_order`), made while the helpers write. The
+    target's files are let go once the differences are found, before the
+    order is made (the sort's peak held them: 5 MiB and more at 100,000
+    files), then the plan's dictionary of entries (the order holds them;
+    held until the helpers' results came in), and the target's trees
+    (:meth:`Repository.release_tree`): nothing reads them after this
+    (attributes read ``target.attributes``; the local changes shown after a
+    switch, the differences)."""
+    co.index_order = index_order(co, plan, target, differing, found=partial(co.repo.release_tree, target))
     plan.entries = None
     co.repo.release_tree(target, trees=True)
 

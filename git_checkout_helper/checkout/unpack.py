@@ -66,20 +66,24 @@ def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
     return bool(plan.write or plan.remove) or len(entries) != len(old) or any(e.name not in old for e in entries)
 
 
-def index_order(co: Checkout, plan: Plan, target: TreeFiles, differing: dict[bytes, bytes | None] | None = None
-                ) -> tuple[list[Entry], bytes | None, dict[bytes, bytes | None]]:
+def index_order(co: Checkout, plan: Plan, target: TreeFiles, differing: dict[bytes, bytes | None] | None = None,
+                found: Callable[[], None] | None = None) -> tuple[list[Entry], bytes | None, dict[bytes, bytes | None]]:
     """The new index's entries in order, its TREE extension, and where it
     differs from the target (``differing``, unless found already:
     :func:`target_differences`): what :func:`write_index` and
     ``show_local_changes`` need of the plan and the target alone (names,
     modes, ids; not the stat data the writing fills in), so that a switch
     can have them made while its helpers write (``co.meanwhile``, kept in
-    ``co.index_order``). A plan whose dictionary is let go already writes
-    every entry (:func:`switch._checked_oneway`): its :attr:`plan.Plan.write`
-    is the new index, in index order."""
-    entries = plan.write if plan.entries is None else [plan.entries[p] for p in sorted(plan.entries)]
+    ``co.index_order``). ``found``: called once the differences are
+    found, before the order is made (what lets the target's files go: the
+    sort's peak held them). A plan whose dictionary is let go already
+    writes every entry (:func:`switch._checked_oneway`): its
+    :attr:`plan.Plan.write` is the new index, in index order."""
     if differing is None:
         differing = target_differences(target, plan)
+    if found is not None:
+        found()
+    entries = plan.write if plan.entries is None else [plan.entries[p] for p in sorted(plan.entries)]
     return entries, cache_tree(target, differing, co.repo, entries), differing
 
 
