@@ -159,11 +159,10 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     """A streamed switch computes the new index's order and TREE extension
     (unpack.index_order) once, after the last item is queued and before the
     helpers' results are collected, and writes the index with them: git's,
-    TREE extension included. Memory: the target's files are let go once
-    the differences from them are found, before the order is made, and the
-    plan's dictionary of entries once it is made (with ``-f``, whose new
-    index is the target's everywhere, the plan takes the files over);
-    neither is read again."""
+    TREE extension included. Memory: the plan takes the target's files over
+    (the index is HEAD's; with ``-f`` the new index is the target's
+    everywhere) and the tree is let go after the merge; the plan's
+    dictionary of entries once the order is made; neither is read again."""
     from git_checkout_helper import workers
     from git_checkout_helper.checkout import switch, unpack
     from git_checkout_helper.checkout.updates import Checkout
@@ -193,7 +192,7 @@ def test_the_index_order_is_computed_while_the_helpers_write(src, tmp_path, monk
     report = checkout(str(ours), "other", workers=2, threshold=0)
     git(theirs, "checkout", "-q", "other")
     assert report.streamed
-    assert events == ["write", "index_order", "release", "release", "finish"]  # (and write_index used what it made)
+    assert events == ["release", "write", "index_order", "release", "release", "finish"]  # (write_index used it)
     assert plans[0][0].entries is None and plans[0][1].files == {}
     assert_same(ours, theirs)
     trees = [parse_index((d / ".git" / "index").read_bytes()).extension(b"TREE") for d in (ours, theirs)]

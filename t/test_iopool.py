@@ -29,8 +29,9 @@ from git_checkout_helper.checkout.updates import Checkout
 from git_checkout_helper.config import ConfigError, coordinator_threads_setting
 from git_checkout_helper.errors import CheckoutError
 from git_checkout_helper.iopool import IoPool, io_pool
-from git_checkout_helper.plan import PlanError, _TwowayMerge
+from git_checkout_helper.plan import PlanError
 from git_checkout_helper.repository import Repository
+from git_checkout_helper.twoway import _TwowayMerge
 
 # -- the pool ---------------------------------------------------------------------
 

@@ -174,7 +174,8 @@ class SubmoduleMoves:
             return False
         if self.force:
             return True
-        from ..plan import PlanError, plan_switch
+        from ..plan import PlanError
+        from ..twoway import plan_switch
 
         index = self._sub_index(path, sub)
         try:
@@ -348,8 +349,9 @@ class SubmoduleMoves:
 
     def _prepare(self, move: Move) -> None:
         from ..oneway import plan_reset
-        from ..plan import PlanError, plan_switch
+        from ..plan import PlanError
         from ..record import replace
+        from ..twoway import plan_switch
 
         path, parent = move.path, self.co
         sub = self._open(path)

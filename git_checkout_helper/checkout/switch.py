@@ -15,7 +15,7 @@ from ..index import S_IFGITLINK, Entry, IndexLock
 from ..index_file import CE_INTENT_TO_ADD_IN_CORE, CE_SKIP_WORKTREE_IN_CORE
 from ..objects import Commit, CorruptObject
 from ..oneway import plan_reset
-from ..plan import Plan, PlanError, _mode_of, plan_switch, worktree_matches
+from ..plan import Plan, PlanError, _mode_of, worktree_matches
 from ..preload import Preload, workers_for
 from ..refresh import refresh_entries
 from ..repository import Repository, RevisionError
@@ -24,6 +24,7 @@ from ..sparse import clear_skip_worktree_from_present_files
 from ..submodule import should_update_submodules
 from ..tree import EMPTY, TreeFiles, value_mode
 from ..treeahead import tree_ahead
+from ..twoway import plan_switch
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .unpack import apply_sparse, ignore_matcher, index_order, write_index
 from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree, hostile_paths
@@ -156,7 +157,9 @@ def _write_files(co: Checkout, plan, target: TreeFiles, opts: CheckoutOptions, e
     # merge's entries are (and hold: oneway.plan_reset's consume).
     differing = {} if plan.merged == [] else None
     co.meanwhile = partial(_order_index, co, plan, target, differing)
-    _execute(co, plan, opts, err, checked=target.files if differing is None else plan.entries,
+    # (A plan that took the target's files over holds their paths: every one it writes is one.)
+    _execute(co, plan, opts, err,
+             checked=target.files if differing is None and plan.merged_values is None else plan.entries,
              then=None if differing is None else partial(_checked_oneway, co, plan, target))
     return differing
 
@@ -175,17 +178,24 @@ def _checked_oneway(co: Checkout, plan, target: TreeFiles) -> None:
 def _order_index(co: Checkout, plan, target: TreeFiles, differing: dict[bytes, bytes | None] | None) -> None:
     """``co.meanwhile`` of a switch: the new index's differences from the
     target (``differing`` when known already), order and cache tree
-    (:func:`unpack.index_order`), made while the helpers write. The
-    target's files are let go once the differences are found, before the
-    order is made (the sort's peak held them: 5 MiB and more at 100,000
-    files), then the plan's dictionary of entries (the order holds them;
-    held until the helpers' results came in), and the target's trees
-    (:meth:`Repository.release_tree`): nothing reads them after this
-    (attributes read ``target.attributes``; the local changes shown after a
-    switch, the differences)."""
-    co.index_order = index_order(co, plan, target, differing, found=partial(co.repo.release_tree, target))
+    (:func:`unpack.index_order`), made while the helpers write. What the
+    differences alone read goes once they are found, before the order is
+    made (:func:`_differences_found`: the sort's peak held it, 5 MiB and
+    more at 100,000 files), then the plan's dictionary of entries (the
+    order holds them; held until the helpers' results came in), and the
+    target's trees (:meth:`Repository.release_tree`): nothing reads them
+    after this (attributes read ``target.attributes``; the local changes
+    shown after a switch, the differences)."""
+    co.index_order = index_order(co, plan, target, differing, found=partial(_differences_found, co, plan, target))
     plan.entries = None
     co.repo.release_tree(target, trees=True)
+
+
+def _differences_found(co: Checkout, plan, target: TreeFiles) -> None:
+    """What only the differences from the target read: its files, or the
+    values at the merged paths of a plan that took them over."""
+    co.repo.release_tree(target)
+    plan.merged_values = None
 
 
 def _refuse_unmerged(unmerged, out: TextIO) -> None:
@@ -240,11 +250,16 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     if index_is_head is None:
         index_is_head = not unborn and _index_is_head(repo, old, head_commit)
     head = None if index_is_head else EMPTY if unborn else repo.tree_of(head_commit)
-    plan = plan_switch(head, target, old.entries, top,
-                       repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
-                       core=co.core, to_git=co.to_git,
-                       ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                       refreshed=True, io=co.io(), outside=outside)
+    try:
+        # (The plan takes the target's files over when the index is HEAD's, unless submodule moves are planned.)
+        plan = plan_switch(head, target, old.entries, top,
+                           repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
+                           core=co.core, to_git=co.to_git,
+                           ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
+                           refreshed=True, io=co.io(), outside=outside, consume=not keep_head)
+    finally:
+        if head is None and not keep_head:
+            repo.release_tree(target)  # (its files the plan's now: forgotten, read again if asked for)
     if head is not None and head.tree_id not in (None, target.tree_id) and not keep_head:
         repo.release_tree(head)
     return plan
@@ -252,7 +267,7 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
 
 def _index_is_head(repo: Repository, old, head_commit: bytes | None) -> bool:
     """Whether the index holds exactly HEAD's files, so that the two-way
-    merge takes them from it (:func:`plan.plan_switch` with no ``head``)
+    merge takes them from it (:func:`twoway.plan_switch` with no ``head``)
     and HEAD's trees are not read. An index whose ``TREE``
     extension is valid at its root for HEAD's tree and covers every entry,
     none of them intent-to-add or unmerged, does (the tree is the hash of

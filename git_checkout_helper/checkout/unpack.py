@@ -111,7 +111,10 @@ def target_differences(target: TreeFiles, plan: Plan) -> dict[bytes, bytes | Non
     tf, pe = target.files, plan.entries
     if plan.merged is not None:
         # Only the merged paths can differ (Plan.merged): a third of a
-        # 100,000-file index in a big switch, a handful in a small one.
+        # 100,000-file index in a big switch, a handful in a small one; the
+        # target's values there are the plan's when it took the files over.
+        if plan.merged_values is not None:
+            tf = plan.merged_values
         differing = [p for p in plan.merged if entry_differs(pe.get(p), tf.get(p))]
     else:
         differing = [p for p, e in pe.items()  # (entry_differs, inline for 100644: every entry)
