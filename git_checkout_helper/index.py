@@ -129,8 +129,9 @@ class Entry:
 
     Six slots, 80 bytes an entry. As git's ``ce_flags``, one word
     (:attr:`ce_flags`) holds the on-disk flags an entry keeps (CE_VALID, the
-    stage) and, from :data:`CE_EXTENDED_SHIFT` up, its extended flags
-    (CE_INTENT_TO_ADD, CE_SKIP_WORKTREE as on disk); :attr:`flags` and
+    stage) and, shifted up by :data:`CE_EXTENDED_SHIFT` as git keeps them
+    in core, its on-disk extended flags (CE_INTENT_TO_ADD,
+    CE_SKIP_WORKTREE); :attr:`flags` and
     :attr:`extended_flags` read and set their parts, and the loops over
     every entry test the word itself. ``uptodate`` (CE_UPTODATE, in core
     only) keeps a slot of its own: it is set for every entry written and

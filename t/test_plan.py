@@ -1,4 +1,4 @@
-"""The planner (plan.py): ``plan_switch``, ``plan_reset``, ``worktree_matches``.
+"""The planner (plan.py, twoway.py, oneway.py): ``plan_switch``, ``plan_reset``, ``worktree_matches``.
 
 Trees and index entries are built by hand over a real work tree in ``tmp_path``;
 no git runs.

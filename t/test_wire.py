@@ -252,28 +252,43 @@ def test_parse_result_keeps_what_the_index_needs(name):
     assert parse_result(encode_result(PcItemResult(7, C), layout), layout) == (7, C, None)
 
 
+def _entries_and_records(n: int) -> tuple[list, list[tuple[int, ...]]]:
+    """``n`` index entries without stat data, and stat fields for each."""
+    from git_checkout_helper.index import Entry
+
+    return ([Entry(b"f%d" % i, 0o100644, bytes(20)) for i in range(n)],
+            [cut_stat_data(i, i, i, i, 1, i, 0, 0, i) for i in range(n)])
+
+
+def _traced_growth(work) -> tuple[object, int]:
+    """What ``work()`` returns, and by how many bytes the traced memory grew while it ran."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        out = work()
+        return out, tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
 def test_results_hand_their_stat_data_to_the_entries_uncopied():
     """The entries filled from a Results table hold the very stat data it
     kept: at the end of a checkout the two together cost one packed record
     and one reference an item, not a second copy (a flat buffer of the
     records, copied into each entry, was 3.5 MiB more at 100,000 items)."""
-    import tracemalloc
-
-    from git_checkout_helper.index import Entry
-
     n = 20_000
-    entries = [Entry(b"f%d" % i, 0o100644, bytes(20)) for i in range(n)]
-    records = [cut_stat_data(i, i, i, i, 1, i, 0, 0, i) for i in range(n)]
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+    entries, records = _entries_and_records(n)
+
+    def fill():
         table = Results(n)
         table.save_written(0, records)
         for e, sd in zip(entries, table.all_stat_data(), strict=True):
             e.fill_stat_data(sd)
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
+        return table
+
+    _, grown = _traced_growth(fill)
     assert [e.sd for e in entries] == [STAT_DATA.pack(*r) for r in records]
     one = STAT_DATA.size + 33 + 8  # a bytes object of a record, and a reference to it
     assert grown < n * (one + 12), grown / n
@@ -284,23 +299,17 @@ def test_results_fill_their_entries_as_answers_come():
     stat data into its entry as the answer comes, one at a time or a run at
     once, and keeps no list of them (0.8 MiB at 100,000 items); its reads
     give the entries' data, None for an item not WRITTEN."""
-    import tracemalloc
-
-    from git_checkout_helper.index import Entry
-
     n = 20_000
-    entries = [Entry(b"f%d" % i, 0o100644, bytes(20)) for i in range(n)]
-    records = [cut_stat_data(i, i, i, i, 1, i, 0, 0, i) for i in range(n)]
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
+    entries, records = _entries_and_records(n)
+
+    def fill():
         table = Results(n, entries)
         table.save(0, W, records[0])
         table.save(1, C, None)
         table.save_written(2, records[2:])
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
+        return table
+
+    table, grown = _traced_growth(fill)
     assert table.filled and entries[0].uptodate and not entries[1].uptodate
     assert entries[1].sd == NO_STAT_DATA and [e.sd for e in entries[2:]] == [STAT_DATA.pack(*r) for r in records[2:]]
     assert table.stat_data(5) is entries[5].sd and table.all_stat_data()[:3] == [entries[0].sd, None, entries[2].sd]

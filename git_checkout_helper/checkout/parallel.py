@@ -81,14 +81,16 @@ class _Queue:
         """Item ``i``'s attributes."""
         return self._runs[bisect_right(self._starts, i) - 1]
 
-    def _attrs_run(self, start: int, stop: int):
-        """The attributes of items ``start`` to ``stop``, in order."""
+    def _attrs_run(self, start: int, stop: int) -> list[ConvAttrs]:
+        """The attributes of items ``start`` to ``stop``, in order: a run at a time."""
         starts, runs = self._starts, self._runs
         k = bisect_right(starts, start) - 1
-        for n in range(start, stop):
-            while k + 1 < len(starts) and starts[k + 1] <= n:
-                k += 1
-            yield runs[k]
+        out: list[ConvAttrs] = []
+        while start < stop:
+            end = min(starts[k + 1], stop) if k + 1 < len(starts) else stop
+            out += [runs[k]] * (end - start)
+            start, k = end, k + 1
+        return out
 
     def __getitem__(self, i):
         if isinstance(i, slice):
