@@ -182,11 +182,15 @@ class Entry:
         """Another entry with the same fields, at shared position ``base``
         (by default this one's: :class:`SharedEntry` when it has one)."""
         base = self.base if base is None else base
-        return SharedEntry(*self.fields()[:-1], base) if base else Entry(*self.fields()[:-1])
+        f = self.name, self.mode, self.oid, self.sd, self.flags, self.extended_flags, self.uptodate
+        return SharedEntry(*f, base) if base else Entry(*f)
+
+    #: The fields, as the constructor takes them (and ``base``).
+    FIELDS = ("name", "mode", "oid", "sd", "flags", "extended_flags", "uptodate", "base")
 
     def fields(self) -> tuple:
-        """Every field, as the constructor takes them (and ``base``)."""
-        return (self.name, self.mode, self.oid, self.sd, self.flags, self.extended_flags, self.uptodate, self.base)
+        """Every field's value, in :attr:`FIELDS`' order."""
+        return tuple([getattr(self, f) for f in self.FIELDS])
 
     def __eq__(self, other):
         if not isinstance(other, Entry):
@@ -196,8 +200,7 @@ class Entry:
     __hash__ = None  # (mutable)
 
     def __repr__(self) -> str:
-        names = ("name", "mode", "oid", "sd", "flags", "extended_flags", "uptodate", "base")
-        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(names, self.fields(), strict=True))})"
+        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self.FIELDS)})"
 
     ctime_s = _stat_field(0, "ctime, whole seconds (cut to 32 bits)")
     ctime_ns = _stat_field(4, "ctime, nanoseconds")

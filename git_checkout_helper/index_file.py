@@ -38,6 +38,7 @@ __all__ = [
     "CE_SKIP_WORKTREE_IN_CORE",
     "IndexFile",
     "IndexFormatError",
+    "index_order_key",
     "decode_varint",
     "encode_varint",
     "index_file_chunks",
@@ -58,6 +59,14 @@ CE_SKIP_WORKTREE_IN_CORE = CE_SKIP_WORKTREE << CE_EXTENDED_SHIFT
 #: the buffer of git's ``hashfd``. (A MiB at a time held 3 MiB of buffers
 #: while a 100,000-file index was written.)
 CHUNK_SIZE = 128 << 10
+
+
+
+def index_order_key(e: Entry) -> tuple[bytes, int]:
+    """An entry's place in an index: by name, then stage (``ce_stage``;
+    git's ``cache_name_stage_compare``)."""
+    return e.name, (e.ce_flags & CE_STAGEMASK) >> 12
+
 
 KNOWN_EXTENSIONS = (b"TREE", b"REUC", b"link", b"UNTR", b"FSMN", b"EOIE", b"IEOT", b"sdir")
 # do_write_index's order; EOIE is always last.

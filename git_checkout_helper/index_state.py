@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from .hash_algo import oid_length
 from .index import Entry, ReadIndex
-from .index_file import IndexFile, IndexFormatError, parse_index
+from .index_file import CE_STAGEMASK, IndexFile, IndexFormatError, index_order_key, parse_index
 
 __all__ = ["IndexState", "read_index_state", "resolve_undo_data"]
 
@@ -83,7 +83,7 @@ def read_index_state(path: str, object_format, warn=None, tree_files=None) -> Re
     out: dict[bytes, Entry] = {}
     unmerged: list[bytes] = []
     for e in entries:
-        if e.ce_flags & 0x3000:  # (the stage)
+        if e.ce_flags & CE_STAGEMASK:
             if not unmerged or unmerged[-1] != e.name:
                 unmerged.append(e.name)
             continue
@@ -295,9 +295,9 @@ def index_chunks(
     # (an index never holds less); unpack-trees (switch, -f) drops them.
     if file is not None and old.unmerged and not switch:
         names = {e.name for e in entries}
-        keep = [e for e in state.entries if e.ce_flags & 0x3000 and e.name not in names]
+        keep = [e for e in state.entries if e.ce_flags & CE_STAGEMASK and e.name not in names]
         if keep:
-            entries = sorted(entries + keep, key=lambda e: (e.name, (e.ce_flags >> 12) & 3))
+            entries = sorted(entries + keep, key=index_order_key)
     # ce->index: which entries are still the shared index's (a split index's).
     if state is not None and state.split is not None:
         prev = old.entries

@@ -27,7 +27,13 @@ from collections.abc import Callable
 
 from .cachetree import tree_object
 from .index import S_IFGITLINK, Entry, build_cache_tree
-from .index_file import CE_INTENT_TO_ADD_IN_CORE, CE_SKIP_WORKTREE, CE_SKIP_WORKTREE_IN_CORE, CE_STAGEMASK
+from .index_file import (
+    CE_INTENT_TO_ADD_IN_CORE,
+    CE_SKIP_WORKTREE,
+    CE_SKIP_WORKTREE_IN_CORE,
+    CE_STAGEMASK,
+    index_order_key,
+)
 from .sparse import SparseCheckout
 from .tree import value_mode, value_oid
 
@@ -53,7 +59,7 @@ def expand(entries: list[Entry], tree_files: _TreeFiles) -> list[Entry]:
         files = tree_files(e.oid)
         out.extend(Entry(e.name + rel, value_mode(v), value_oid(v), extended_flags=CE_SKIP_WORKTREE)
                    for rel, v in sorted(files.items()))
-    out.sort(key=lambda e: (e.name, (e.ce_flags >> 12) & 3))
+    out.sort(key=index_order_key)
     return out
 
 
@@ -74,7 +80,7 @@ def unexpanded(entries: list[Entry], read: list[Entry], expanded: list[Entry]) -
     if below(entries) != below(e for e in expanded if e.mode != S_IFSPARSEDIR):
         return None
     out = [e for e in entries if not e.name.startswith(prefixes)] + dirs
-    out.sort(key=lambda e: (e.name, (e.ce_flags >> 12) & 3))
+    out.sort(key=index_order_key)
     return out
 
 

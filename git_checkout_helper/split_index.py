@@ -23,7 +23,14 @@ from collections.abc import Iterator
 
 from .ewah import EwahError, ewah_bits, ewah_read, ewah_serialize
 from .index import Entry, SharedEntry, is_racy_stat
-from .index_file import IndexFile, IndexFormatError, index_file_chunks, parse_index, serialize_index_file
+from .index_file import (
+    IndexFile,
+    IndexFormatError,
+    index_file_chunks,
+    index_order_key,
+    parse_index,
+    serialize_index_file,
+)
 from .wrapper import rename_tempfile
 
 __all__ = ["SplitIndex", "read_split_index", "write_split_index"]
@@ -127,12 +134,9 @@ def read_split_index(idx: IndexFile, link: bytes, gitdir: str, rawsz: int) -> tu
     if added:
         # add_index_entry(ADD_CACHE_OK_TO_ADD | SKIP_DFCHECK): by (name, stage),
         # a same-named entry of the same stage replaced.
-        def key(e: Entry):
-            return e.name, (e.ce_flags >> 12) & 3
-
-        table = {key(e): e for e in entries}
+        table = {index_order_key(e): e for e in entries}
         for e in added:
-            table[key(e)] = e
+            table[index_order_key(e)] = e
         entries = [table[k] for k in sorted(table)]
     return SplitIndex(base_oid, base, base_path, frozenset(replace)), entries
 

@@ -71,9 +71,9 @@ def plan_switch(
     a new path there is not written, so ``verify_absent`` lets it be
     whatever is in its way (``CE_NEW_SKIP_WORKTREE``).
 
-    ``consume``: the caller reads the target's files no more. When the
-    index is HEAD's (``head`` None), the plan's entries are then made in
-    the target's own dictionary, as a oneway merge's are
+    ``consume`` (``head`` None only: the index is HEAD's): the caller reads
+    the target's files no more. The plan's entries are then made in the
+    target's own dictionary, as a oneway merge's are
     (:func:`oneway.plan_reset`), the target's values at the merged paths
     kept apart (:attr:`Plan.merged_values`), and the tree is left with no
     files (the caller forgets it: :meth:`repository.Repository.release_tree`).
@@ -84,7 +84,8 @@ def plan_switch(
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
     m.outside = outside
     tf = target.files
-    consume = consume and head is None
+    if consume and head is not None:
+        raise ValueError("a plan takes the target's files over only from HEAD's own index")
     if consume:
         target.files = {}  # (a failure below leaves the tree empty, not half made of entries)
     differing = m.merge(None if head is None else head.files, tf, io, consume)

@@ -355,6 +355,10 @@ def test_a_switch_from_heads_index_plans_in_the_targets_own_files(tmp_path, loca
                 sorted((p, e.mode, e.oid) for p, e in plan.entries.items()), target_differences(tree, plan)), True
 
     assert run(True) == run(False)
+    t, head, target, index = _index_is_head_world(tmp_path / "head", local=local, untracked=untracked)
+    with pytest.raises(ValueError):  # (HEAD's own tree read: the caller reads the target's files after)
+        plan_switch(_tree(head), _tree(target), {e.name: e for e in index}, t.topb, "sha1", lambda e: None, 0,
+                    lambda p: False, consume=True)
 
 
 def test_a_merge_sets_each_merged_entry_in_place(tmp_path):

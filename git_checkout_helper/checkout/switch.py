@@ -153,13 +153,13 @@ def _write_files(co: Checkout, plan, target: TreeFiles, opts: CheckoutOptions, e
         return None
     # (Found before the writing, the differences of a twoway merge were 20-40 ms more
     # of a 100,000-file switch's critical path: they are found while the helpers write.)
-    # The paths _refuse_hostile_tree checked: the target's, which a oneway
-    # merge's entries are (and hold: oneway.plan_reset's consume).
     differing = {} if plan.merged == [] else None
     co.meanwhile = partial(_order_index, co, plan, target, differing)
-    # (A plan that took the target's files over holds their paths: every one it writes is one.)
-    _execute(co, plan, opts, err,
-             checked=target.files if differing is None and plan.merged_values is None else plan.entries,
+    # The paths _refuse_hostile_tree checked: the target's, which are a oneway
+    # plan's, and which a twoway plan holds when it took the target's files
+    # over (every path it writes is one).
+    took_over = differing is not None or plan.merged_values is not None
+    _execute(co, plan, opts, err, checked=plan.entries if took_over else target.files,
              then=None if differing is None else partial(_checked_oneway, co, plan, target))
     return differing
 
@@ -250,15 +250,16 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     if index_is_head is None:
         index_is_head = not unborn and _index_is_head(repo, old, head_commit)
     head = None if index_is_head else EMPTY if unborn else repo.tree_of(head_commit)
+    # The plan takes the target's files over when the index is HEAD's, unless submodule moves are planned.
+    consume = head is None and not keep_head
     try:
-        # (The plan takes the target's files over when the index is HEAD's, unless submodule moves are planned.)
         plan = plan_switch(head, target, old.entries, top,
                            repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                            core=co.core, to_git=co.to_git,
                            ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                           refreshed=True, io=co.io(), outside=outside, consume=not keep_head)
+                           refreshed=True, io=co.io(), outside=outside, consume=consume)
     finally:
-        if head is None and not keep_head:
+        if consume:
             repo.release_tree(target)  # (its files the plan's now: forgotten, read again if asked for)
     if head is not None and head.tree_id not in (None, target.tree_id) and not keep_head:
         repo.release_tree(head)
