@@ -63,6 +63,7 @@ def read_index_state(path: str, object_format, warn=None, tree_files=None) -> Re
     except OSError as e:
         raise IndexFormatError(f"fatal: {path}: index file open failed: {e.strerror}") from None
     idx = parse_index(data, rawsz, path)
+    del data  # (the file's bytes beside the dictionary made below: 10 MiB more at 100,000 entries)
     for w in idx.warnings:
         (warn or sys.stderr.write)(w + "\n")
     entries = idx.entries

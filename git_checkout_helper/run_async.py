@@ -17,21 +17,23 @@ from collections.abc import Callable
 from .workers import STOP_SIGNALS, close_other_fds, fork_child
 from .wrapper import write_in_full
 
-__all__ = ["finish_async", "start_async", "stop_async"]
+__all__ = ["end_async", "finish_async", "read_part", "start_async", "stop_async"]
 
 
-def start_async(compute: Callable[[], bytes]) -> tuple[int, int]:
+def start_async(compute: Callable[[], bytes | list[bytes]]) -> tuple[int, int]:
     """Run ``compute`` in a forked child and send its bytes back: (child's
-    pid, the pipe's read end), for :func:`finish_async` or
-    :func:`stop_async`.
+    pid, the pipe's read end), for :func:`finish_async` (or
+    :func:`read_part` and :func:`end_async`), or :func:`stop_async`.
 
     The child only reads: its stdout and stderr go to ``/dev/null`` (what it
     would say, the coordinator says if it does the work again), every other
     descriptor is closed (:func:`workers.close_other_fds`), the stopping
     signals kill it, and it ends with ``os._exit``, having run
-    nothing of the coordinator's but ``compute``. It writes the length
-    first, so that the result is read into one buffer of that size; an
-    exception in ``compute`` is an exit status of 1."""
+    nothing of the coordinator's but ``compute``. Each part of the result
+    (``compute`` may return a list of them) goes with its length first, so
+    that it is read into one buffer of that size, and a reader may make
+    its objects of one part before it reads the next; an exception in
+    ``compute`` is an exit status of 1, nothing sent."""
     r, w = os.pipe()
     pid = fork_child(dict.fromkeys(STOP_SIGNALS, signal.SIG_DFL))
     if pid == 0:
@@ -42,8 +44,9 @@ def start_async(compute: Callable[[], bytes]) -> tuple[int, int]:
             os.dup2(null, 1)
             os.dup2(null, 2)
             data = compute()
-            write_in_full(w, len(data).to_bytes(8, "little"))
-            write_in_full(w, data)
+            for part in (data,) if isinstance(data, bytes | bytearray) else data:
+                write_in_full(w, len(part).to_bytes(8, "little"))
+                write_in_full(w, part)
             code = 0
         finally:
             os._exit(code)
@@ -52,17 +55,24 @@ def start_async(compute: Callable[[], bytes]) -> tuple[int, int]:
 
 
 def finish_async(pid: int, fd: int) -> bytearray | None:
-    """What the child of :func:`start_async` sent, once it has exited
-    (reaped, ``fd`` closed); None when it failed or stopped short. An
-    interrupted read stops the child, as :func:`stop_async` does."""
+    """What the child of :func:`start_async` sent (one part), once it has
+    exited (reaped, ``fd`` closed); None when it failed or stopped short.
+    An interrupted read stops the child, as :func:`stop_async` does."""
     try:
-        data = _read_sized(fd)
+        data = read_part(fd)
     except BaseException:
         stop_async(pid, fd)
         raise
+    return data if end_async(pid, fd) else None
+
+
+def end_async(pid: int, fd: int) -> bool:
+    """Close ``fd`` and reap the child of :func:`start_async` whose parts
+    were read: whether it exited with success (else what was read of it
+    must not be used)."""
     os.close(fd)
     _, status = os.waitpid(pid, 0)
-    return data if status == 0 else None
+    return status == 0
 
 
 def stop_async(pid: int, fd: int) -> None:
@@ -76,16 +86,17 @@ def stop_async(pid: int, fd: int) -> None:
         pass
 
 
-def _read_sized(fd: int) -> bytearray | None:
-    """A length (8 bytes), then that many bytes read into one buffer (no
-    list of pieces beside their join: 8 MB at 100,000 files); None when the
-    writer stopped short."""
-    head = os.read(fd, 8)
+def read_part(fd: int) -> bytearray | None:
+    """A part the child sent: its length (8 bytes), then that many bytes
+    read into one buffer (no list of pieces beside their join: 8 MB at
+    100,000 files); None when the writer stopped short."""
+    head = os.read(fd, 8)  # (written in one write of less than PIPE_BUF: whole, or not at all)
     if len(head) != 8:
         return None
-    buf = bytearray(int.from_bytes(head, "little"))
+    size = int.from_bytes(head, "little")
+    buf = bytearray(size)
     view, got = memoryview(buf), 0
-    while got < len(buf):
+    while got < size:
         n = os.readv(fd, [view[got:]])
         if n == 0:
             return None

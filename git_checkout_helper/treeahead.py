@@ -6,8 +6,8 @@ preload's ``lstat``\\ s) and the target's flattened tree (``read_tree``, then
 process they run one after the other: at 100,000 files 0.18 s of index,
 0.28 s of tree and 0.15 s of path checks, while the second CPU idles. So a
 big switch (:data:`MIN_INDEX_SIZE`) forks a child that reads the tree and
-checks its paths, and sends both back (``marshal``, one write) when the
-coordinator asks for them, having read the index meanwhile.
+checks its paths, and sends both back (``marshal``) when the coordinator
+asks for them, having read the index meanwhile.
 
 The tree's files travel as strings (:func:`_pack_files`), not as a
 dictionary, and are rebuilt path by path (:func:`_unpack_files`) sharing
@@ -16,7 +16,12 @@ the index's objects: a path the index holds is its entry's own name, and a
 index and the target tree side by side until its merge is done; with
 paths and ids of its own, the target of a switch between two nearby
 releases of 100,000 files (two thirds of its ids unchanged) raised the
-coordinator's peak by 10 MiB.
+coordinator's peak by 10 MiB. They come in parts of
+:data:`FILES_PER_PART` (:func:`run_async.read_part`), each made into
+objects before the next is read: the whole transfer in one buffer, and
+its objects made beside it, were the coordinator's peak at 100,000
+files, 4 MiB above the merge's. The subtrees stay marshalled until the
+cache tree asks for them (:attr:`tree.TreeFiles.trees`).
 
 The child only reads (:func:`run_async.start_async`) and fetches
 nothing. Whatever goes wrong in it (a tree a partial clone lacks, a corrupt
@@ -29,12 +34,12 @@ from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import islice
 
 from .index import Entry
 from .repository import Repository
-from .run_async import finish_async, start_async, stop_async
+from .run_async import end_async, read_part, start_async, stop_async
 from .tree import TreeFiles
 
 __all__ = ["MIN_INDEX_SIZE", "TreeAhead", "tree_ahead"]
@@ -45,10 +50,10 @@ __all__ = ["MIN_INDEX_SIZE", "TreeAhead", "tree_ahead"]
 #: 0.4 MB of index, 6 ms of index against 17 ms of tree).
 MIN_INDEX_SIZE = 1 << 20
 
-#: Paths to a string in the transfer (:func:`_pack_files`): a 100,000-file
-#: tree's paths split all at once were 7 MiB of objects at a time, most of
-#: them dropped for the index's, and the coordinator's peak 4 MiB higher.
-PATHS_PER_STRING = 2048
+#: A flattened tree's files to a part of the transfer (:func:`_pack_files`),
+#: about 100 KB: each part's paths and ids made and looked up before the
+#: next is read.
+FILES_PER_PART = 2048
 
 
 class TreeAhead:
@@ -60,9 +65,11 @@ class TreeAhead:
     def __init__(self, repo: Repository, commit_hex: bytes, check: Callable[[TreeFiles], object]) -> None:
         self.repo = repo
 
-        def compute() -> bytes:
+        def compute() -> list[bytes]:
             tree = repo.tree_of(commit_hex, fetch=False)
-            return marshal.dumps((*_pack_files(tree.files), tree.trees, tree.tree_id, tree.attributes, check(tree)))
+            parts = _pack_files(tree.files)
+            head = marshal.dumps((tree.tree_id, tree.attributes, check(tree), len(parts)))
+            return [head, marshal.dumps(tree.trees), *parts]
 
         self._child: tuple[int, int] | None = start_async(compute)
 
@@ -72,17 +79,23 @@ class TreeAhead:
         tree's files share where they are alike."""
         if self._child is None:
             return None
-        child, self._child = self._child, None
-        data = finish_async(*child)
-        if data is None:
-            return None
+        (pid, fd), self._child = self._child, None
         try:
-            paths, values, sizes, trees, tree_id, attributes, verdict = marshal.loads(data)
-            del data
-            files = _unpack_files(paths, values, sizes, index or {})
+            tree = verdict = None
+            head = read_part(fd)
+            if head is not None:
+                tree_id, attributes, verdict, n = marshal.loads(head)
+                trees = read_part(fd)
+                files = _unpack_files((read_part(fd) for _ in range(n)), index or {})
+                if trees is not None:
+                    tree = TreeFiles(files, trees, tree_id, attributes)
         except (EOFError, ValueError, TypeError):
+            tree = None
+        except BaseException:
+            stop_async(pid, fd)
+            raise
+        if not end_async(pid, fd) or tree is None:
             return None
-        tree = TreeFiles(files, trees, tree_id, attributes)
         self.repo.remember_tree(tree)
         return tree, verdict
 
@@ -92,27 +105,36 @@ class TreeAhead:
             stop_async(*child)
 
 
-def _pack_files(files: dict[bytes, bytes]) -> tuple[list[bytes], bytes, bytes]:
-    """A flattened tree's files as strings: its paths joined by NULs (no
-    path holds one), :data:`PATHS_PER_STRING` to a string, so that they are
-    split a few at a time; its values (:func:`tree.tree_value`) joined; and
-    each value's length in a byte (an id's, one more with a mode byte)."""
-    it = iter(files)
-    paths = []
-    while chunk := list(islice(it, PATHS_PER_STRING)):
-        paths.append(b"\0".join(chunk))
-    return paths, b"".join(files.values()), bytes(map(len, files.values()))
+def _pack_files(files: dict[bytes, bytes]) -> list[bytes]:
+    """A flattened tree's files as parts of :data:`FILES_PER_PART` each,
+    marshalled strings: their paths joined by NULs (no path holds one),
+    their values (:func:`tree.tree_value`) joined, and each value's length
+    in a byte (an id's, one more with a mode byte)."""
+    it = iter(files.items())
+    parts = []
+    while chunk := list(islice(it, FILES_PER_PART)):
+        values = [v for _, v in chunk]
+        parts.append(marshal.dumps((b"\0".join([p for p, _ in chunk]), b"".join(values), bytes(map(len, values)))))
+    return parts
 
 
-def _unpack_files(paths: list[bytes], values: bytes, sizes: bytes, index: dict[bytes, Entry]) -> dict[bytes, bytes]:
-    """:func:`_pack_files`'s files again, each path and 100644 id that
-    ``index`` holds alike taken from its entry (the module docstring): a
-    value that is the entry's id and nothing more (no mode byte)."""
+def _unpack_files(parts: Iterable[bytes | bytearray | None], index: dict[bytes, Entry]) -> dict[bytes, bytes]:
+    """:func:`_pack_files`'s files again, a part at a time (None: one
+    that did not come, EOFError), each path and 100644 id that ``index``
+    holds alike taken from its entry (the module docstring): a value that
+    is the entry's id and nothing more (no mode byte). ValueError when a
+    part's paths and values do not pair up."""
     files: dict[bytes, bytes] = {}
-    get, starts, size = index.get, values.startswith, iter(sizes)
-    off = 0
-    for chunk in paths:
-        for path, n in zip(chunk.split(b"\0"), size, strict=False):  # (the sizes run on across strings)
+    get = index.get
+    for part in parts:
+        if part is None:
+            raise EOFError("the child stopped short")
+        paths, values, sizes = marshal.loads(part)
+        paths = paths.split(b"\0")
+        if len(paths) != len(sizes) or sum(sizes) != len(values):
+            raise ValueError("the tree's paths and values do not pair up")
+        starts, off = values.startswith, 0
+        for path, n in zip(paths, sizes, strict=True):
             e = get(path)
             if e is not None:
                 if n == len(e.oid) and starts(e.oid, off):
@@ -122,8 +144,6 @@ def _unpack_files(paths: list[bytes], values: bytes, sizes: bytes, index: dict[b
                 path = e.name
             files[path] = values[off:off + n]
             off += n
-    if off != len(values) or len(files) != len(sizes):
-        raise ValueError("the tree's paths and values do not pair up")
     return files
 
 

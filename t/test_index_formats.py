@@ -524,3 +524,30 @@ def test_an_entry_keeps_its_flags_in_one_word():
     assert s.copy() == s and type(s.copy()) is SharedEntry and e.copy() == e and type(e.copy()) is Entry
     s.base = 0
     assert s == e and "extended_flags=24576" in repr(e)
+
+
+def test_reading_an_index_lets_its_bytes_go_before_its_dictionary_is_made(tmp_path):
+    """``read_index_state``: the file's bytes go once its entries are
+    parsed, before the dictionary of them by name is made, so that the
+    read's peak holds one of the two beside the entries, not both (10 MiB
+    more at 100,000 entries)."""
+    import tracemalloc
+
+    from git_checkout_helper.index import Entry
+    from git_checkout_helper.index_state import read_index_state
+
+    n = 20_000
+    entries = [Entry(b"d%02d/f%05d" % (i % 50, i), 0o100644, hashlib.sha1(b"%d" % i).digest()) for i in range(n)]
+    entries.sort(key=lambda e: e.name)
+    path = tmp_path / "index"
+    path.write_bytes(serialize_index_file(2, entries, []))
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        read = read_index_state(str(path), None)
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [e.name for e in read.source.entries] == [e.name for e in entries] and len(read.entries) == n
+    assert peak - after < size * 0.8  # (the whole file beside the dictionary: its size and more)

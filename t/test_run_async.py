@@ -43,3 +43,18 @@ def test_a_failing_child_gives_none_and_a_stopped_one_is_reaped():
     stop_async(pid, fd)
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_child_s_parts_are_read_one_at_a_time():
+    """A child that returns a list sends it part by part, each read whole
+    (``read_part``), and its end says it succeeded (``end_async``); a
+    failing child sends no part and says it failed."""
+    from git_checkout_helper.run_async import end_async, read_part
+
+    big = bytes(range(256)) * 1024  # (more than a pipe holds: the child writes as the parent reads)
+    pid, fd = start_async(lambda: [b"one", b"", big])
+    assert [read_part(fd) for _ in range(3)] == [b"one", b"", big]
+    assert read_part(fd) is None  # (no fourth part)
+    assert end_async(pid, fd) is True
+    pid, fd = start_async(lambda: [b"never sent", 1 / 0])
+    assert read_part(fd) is None and end_async(pid, fd) is False

@@ -1,7 +1,8 @@
 """The target tree read by a child while the index is read (treeahead.py).
 
-The child's tree is the one ``tree_of`` reads (files, subtrees, root id) and
-is remembered by the repository; what the check said comes back with it; a
+The child's tree is the one ``tree_of`` reads (files, subtrees, root id),
+sent in parts and its subtrees decoded when first asked for, and is
+remembered by the repository; what the check said comes back with it; a
 child that fails (an id that is no commit) gives None and is reaped, as is
 one closed before it is waited for. Then switches with the child in use
 (the size threshold lowered) against git: a clean one (same index, status,
@@ -48,8 +49,10 @@ def test_the_child_reads_what_tree_of_reads(history):
     repo = Repository.open(str(history.path))
     ahead = TreeAhead(repo, commit, lambda tree: sorted(tree.files)[:2])
     tree, verdict = ahead.result()
+    assert not isinstance(tree._trees, dict)  # (kept marshalled until asked for: a switch asks after its merge)
     want = Repository.open(str(history.path)).tree_of(commit)
     assert (tree.files, tree.trees, tree.tree_id) == (want.files, want.trees, want.tree_id)
+    assert isinstance(tree._trees, dict)
     assert len(tree.files) == 102 and verdict == [b"d0/f0", b"d0/f1"]
     assert repo.tree_of(commit) is tree  # remembered: not read again
     assert ahead.result() is None  # (asked twice: the child is gone)
@@ -86,22 +89,27 @@ def test_the_tree_shares_the_index_s_paths_and_alike_ids(make_repo, object_forma
     # (not shared: "changed", another id; "tool" and "link", whose values carry their mode)
 
 
-def test_the_tree_s_files_travel_in_slices_of_paths(monkeypatch):
-    """Packed and unpacked across several path strings, 20- and 32-byte ids
-    with and without a mode byte; a transfer whose values do not pair up
-    with its paths is refused (the caller then reads the tree itself)."""
-    monkeypatch.setattr(treeahead, "PATHS_PER_STRING", 2)
+def test_the_tree_s_files_travel_in_parts(monkeypatch):
+    """Packed and unpacked in several parts, 20- and 32-byte ids with and
+    without a mode byte; a part whose values do not pair up with its paths
+    is refused, and so is a transfer that stops short (the caller then
+    reads the tree itself)."""
+    import marshal
+
+    monkeypatch.setattr(treeahead, "FILES_PER_PART", 2)
     for rawsz in (20, 32):
         files = {b"a": b"\1" * rawsz, b"b/c": b"\2" * rawsz + b"x", b"b/d": b"\3" * rawsz + b"l",
                  b"e": b"\4" * rawsz + b"g", b"f": b"\5" * rawsz}
-        paths, values, sizes = treeahead._pack_files(files)
-        assert len(paths) == 3 and len(values) == 5 * rawsz + 3 and list(sizes) == [rawsz, *[rawsz + 1] * 3, rawsz]
-        assert treeahead._unpack_files(paths, values, sizes, {}) == files
-        with pytest.raises(ValueError):
-            treeahead._unpack_files(paths, values[:-1], sizes, {})
-        with pytest.raises(ValueError):
-            treeahead._unpack_files(paths[:-1], values, sizes, {})
-    assert treeahead._unpack_files([], b"", b"", {}) == {}
+        parts = treeahead._pack_files(files)
+        assert [marshal.loads(p)[0].count(b"\0") + 1 for p in parts] == [2, 2, 1]
+        assert treeahead._unpack_files(parts, {}) == files
+        paths, values, sizes = marshal.loads(parts[1])
+        for bad in ((paths, values[:-1], sizes), (paths + b"\0g", values, sizes)):
+            with pytest.raises(ValueError):
+                treeahead._unpack_files([parts[0], marshal.dumps(bad), parts[2]], {})
+        with pytest.raises(EOFError):
+            treeahead._unpack_files([parts[0], None], {})
+    assert treeahead._pack_files({}) == [] and treeahead._unpack_files([], {}) == {}
 
 
 def test_a_failing_child_gives_none_and_is_reaped(history):
