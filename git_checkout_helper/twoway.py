@@ -54,6 +54,7 @@ def plan_switch(
     io: IoPool | None = None,
     outside: Callable[[bytes], bool] | None = None,
     consume: bool = False,
+    let_go: bool = False,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
@@ -79,6 +80,11 @@ def plan_switch(
     files (the caller forgets it: :meth:`repository.Repository.release_tree`).
     Three dictionaries of 100,000 paths (the index's, the target's, the
     plan's) were 15 MiB of a switch's peak.
+
+    ``let_go``: the caller reads no entry of ``old`` that the plan replaces
+    (:func:`checkout.unpack.let_go_source`); each is let go as the merge
+    replaces it, ``old`` holding the new entry at its path from then on
+    (:meth:`_TwowayMerge.merge`).
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
@@ -88,7 +94,7 @@ def plan_switch(
         raise ValueError("a plan takes the target's files over only from HEAD's own index")
     if consume:
         target.files = {}  # (a failure below leaves the tree empty, not half made of entries)
-    differing = m.merge(None if head is None else head.files, tf, io, consume)
+    differing = m.merge(None if head is None else head.files, tf, io, consume, let_go)
     if head is None:
         m.plan.merged = differing
     if outside is not None:
@@ -165,7 +171,8 @@ class _TwowayMerge:
         return not worktree_matches(cur, self.top + cur.name, st, self.hash_name, self.to_worktree,
                                     self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
-    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None, consume: bool = False) -> list[bytes]:
+    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None, consume: bool = False,
+              let_go: bool = False) -> list[bytes]:
         """``twoway_merge`` of each path of HEAD, the target and the index;
         returns the paths HEAD and the target hold otherwise (the ones merged).
 
@@ -176,8 +183,8 @@ class _TwowayMerge:
         path: a third of the time of the symmetric difference of the two
         item views, which hashes every (path, (mode, id)) pair; 120 ms at
         100,000 files). Only they are merged one by one, in index order
-        (:meth:`_merge_one`). (``plan.entries`` is then in no order: its
-        readers sort it or look paths up.)
+        (:meth:`_merge_one`), the list returned in that order. (``plan.entries``
+        is then in no order: its readers sort it or look paths up.)
 
         ``hf`` None: HEAD's files are the index's entries; they are compared
         with the target's as they stand, not copied into a dictionary of
@@ -193,7 +200,21 @@ class _TwowayMerge:
         ``consume`` (``hf`` None): ``tf`` becomes :attr:`Plan.entries`; the
         index's entries replace its values (every path it holds alike is
         one of the index's, and each other path is merged), its values at
-        the merged paths kept in :attr:`Plan.merged_values` first."""
+        the merged paths kept in :attr:`Plan.merged_values` first, a list
+        beside the paths (a dictionary of them was 1.3 MiB of a 100,000-file
+        switch's peak, a list 0.3).
+
+        ``let_go``: an index entry the merge replaces is let go at once, the
+        new entry set in its place in the index's dictionary. What reads
+        the index after the merge here asks only whether a path is
+        tracked, and reads the entries it kept or removed (an entry below a
+        new file is never replaced: the target has no such path); a switch
+        between nearby releases of 100,000 files replaces a third of them,
+        7 MiB with their ids and stat data, which were held to its end. It
+        costs that switch 1-2% of its time (measured, not explained: the
+        coordinator's own work while its helpers write takes longer). Letting
+        them go after the plan instead, the removed ones with them, left the
+        merge's peak as it was and cost as much; the removed ones stay."""
         plan, wt, old = self.plan, self.wt, self.old
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
@@ -210,20 +231,24 @@ class _TwowayMerge:
             differing += [path for path in hf if path not in tf]
         if io is not None:
             wt.prefetch(self._looked_at(differing, tf), io)
+        differing.sort()
+        values = [tf.get(path) for path in differing]
         if consume:
-            values = {path: tf.get(path) for path in differing}
-            plan.entries, plan.merged_values, tf = tf, values, values
+            plan.entries, plan.merged_values = tf, values
         # Each merged path's entry set in place, or dropped (a dictionary
         # emptied of the merged paths first and filled again outgrew its
         # table when they were many: 10 MiB at 100,000 files).
         entries = plan.entries
         entries.update(old)
-        for path in sorted(differing):
-            e = self._merge_one(path, tf.get(path), old.get(path), hf)
+        for path, t in zip(differing, values, strict=True):
+            cur = old.get(path)
+            e = self._merge_one(path, t, cur, hf)
             if e is None:
                 entries.pop(path, None)
-            else:
-                entries[path] = e
+                continue
+            entries[path] = e
+            if let_go and cur is not None and e is not cur:
+                old[path] = e
         return differing
 
     def _merge_one(self, path: bytes, t: bytes | None, cur: Entry | None, hf: dict | None) -> Entry | None:

@@ -530,3 +530,62 @@ def test_the_target_goes_before_the_index_order_is_made():
     entries, tree, differing = unpack.index_order(co, plan, target, None, found=lambda: events.append("found"))
     assert [e.name for e in entries] == [b"a", b"b"] and tree is None and differing == {}
     assert events == ["found", "sorted"]
+
+
+@pytest.mark.parametrize("setup,lets_go,merge_lets_go", [
+    ([], True, True),
+    ([["config", "core.sparseCheckout", "true"], ["sparse-checkout", "set", "--cone", "d0", "d1"]],
+     True, False),  # (the sparse patterns read the replaced entries after the merge)
+    ([["sparse-checkout", "set", "--cone", "--sparse-index", "d0", "d1"]], False, False),
+    ([["update-index", "--split-index"]], False, False),
+    ([["config", "submodule.recurse", "true"]], False, False),
+])
+@pytest.mark.parametrize("staged", [False, True])
+def test_a_switch_lets_the_index_go_as_the_merge_replaces_it(src, tmp_path, monkeypatch, setup, lets_go,
+                                                            merge_lets_go, staged):
+    """Memory: the index read is let go as far as the merge replaces it
+    (``unpack.let_go_source``): its entries as read at once, each entry
+    the twoway merge replaces as it does (the index's dictionary then
+    holds the new entry there), unless the sparse patterns read them
+    after it; nothing for a split or sparse index, nor with submodule
+    moves, which read them after. Whatever is let go, the result is
+    git's, a staged change carried over (the index then not HEAD's:
+    HEAD's tree is read for the merge)."""
+    from git_checkout_helper.checkout import switch as switch_mod
+    from git_checkout_helper.checkout.options import CheckoutOptions
+    from git_checkout_helper.repository import Repository
+
+    sources, merges = [], []
+    plan_switch, let_go_source = switch_mod.plan_switch, switch_mod.let_go_source
+
+    def spy_source(old):
+        got = let_go_source(old)
+        sources.append((got, old.source.entries is None))
+        return got
+
+    def spy_merge(head, target, old, *args, let_go=False, **kwargs):
+        read = dict(old)
+        plan = plan_switch(head, target, old, *args, let_go=let_go, **kwargs)
+        replaced = [p for p, e in old.items() if e is not read[p]]
+        merges.append((let_go, old.keys() == read.keys(), len(replaced),
+                       all(old[p] is plan.entries[p] is not read[p] for p in replaced)))
+        return plan
+
+    monkeypatch.setattr(switch_mod, "let_go_source", spy_source)
+    monkeypatch.setattr(switch_mod, "plan_switch", spy_merge)
+    ours, theirs = twins(src, tmp_path, "g")
+    for d in (ours, theirs):
+        for args in setup:
+            git(d, *args)
+        if staged:
+            (d / "d0" / "f20").write_text("staged\n")
+            git(d, "add", "d0/f20")
+    switch_mod.run_checkout(Repository.open(str(ours), {}), "other",
+                            CheckoutOptions(workers=2, threshold=0, quiet=True), err=io.StringIO(), out=io.StringIO())
+    git(theirs, "checkout", "-q", "other")
+    assert_same(ours, theirs)
+    for args in (["status", "--porcelain"], ["diff-files", "--name-only"]):
+        assert git(ours, *args) == git(theirs, *args), args
+    recurse = setup == [["config", "submodule.recurse", "true"]]
+    assert sources == ([] if recurse else [(lets_go, lets_go)])
+    assert merges == [(merge_lets_go, True, 12 if merge_lets_go else 0, True)]  # (the twelve changed files)

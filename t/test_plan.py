@@ -7,6 +7,7 @@ no git runs.
 from __future__ import annotations
 
 import os
+import stat as stat_mod
 
 import pytest
 
@@ -348,7 +349,7 @@ def test_a_switch_from_heads_index_plans_in_the_targets_own_files(tmp_path, loca
             return str(e), tree.files == {} if consume else tree.files is files
         if consume:
             assert plan.entries is files and tree.files == {}
-            assert plan.merged_values == {p: values.get(p) for p in plan.merged}
+            assert plan.merged_values == [values.get(p) for p in plan.merged] and plan.merged == sorted(plan.merged)
         else:
             assert tree.files is files and plan.merged_values is None
         return ([(e.name, e.mode, e.oid) for e in plan.write], plan.remove, plan.merged,
@@ -378,3 +379,54 @@ def test_a_merge_sets_each_merged_entry_in_place(tmp_path):
         assert sorted(e.oid for e in plan.write) == sorted(oid(b"new %d" % i) for i in range(merged))
         assert sorted(e.oid for e in plan.entries.values()) == sorted(oid(v) for _, v in target.values())
         assert sys.getsizeof(plan.entries) <= sys.getsizeof({p: e for p, e in plan.entries.items()})
+
+
+@pytest.mark.parametrize("local,untracked", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize("from_head", [False, True])
+def test_a_merge_that_lets_the_index_go_plans_the_same(tmp_path, local, untracked, from_head):
+    """``let_go``: each index entry the merge replaces is let go as it is
+    replaced, the index's dictionary holding the new entry at its path
+    (every path it had, no other); the plan (or the refusal) and where
+    the new index differs from the target are those of a merge that
+    leaves the index as read, from HEAD's tree or from the index."""
+    from git_checkout_helper.checkout.unpack import target_differences
+
+    def run(let_go):
+        t, head, target, index = _index_is_head_world(tmp_path / f"{let_go}", local=local, untracked=untracked)
+        old = {e.name: e for e in index}
+        read = dict(old)
+        tree = _tree(target)
+        try:
+            plan = plan_switch(_tree(head) if from_head else None, tree, old, t.topb, "sha1", lambda e: None, 0,
+                               lambda p: False, let_go=let_go)
+        except PlanError as e:
+            return str(e)
+        replaced = {p for p in old if old[p] is not read[p]}
+        assert old.keys() == read.keys()
+        if let_go:
+            assert replaced == {b"changed", b"d/changed", b"exe", b"link"}
+            assert all(old[p] is plan.entries[p] for p in replaced)
+        else:
+            assert not replaced
+        return ([(e.name, e.mode, e.oid) for e in plan.write], plan.remove, plan.merged,
+                sorted((p, e.mode, e.oid) for p, e in plan.entries.items()), target_differences(tree, plan))
+
+    assert run(True) == run(False)
+
+
+def test_a_leading_directory_is_kept_as_one(tmp_path):
+    """``_Worktree``: a directory looked at as a leading one is kept as
+    being one, not as its stat data (half a KiB each: 1.6 MiB of a big
+    switch's leading directories); asked for as a path, it is looked at
+    again and kept in full."""
+    import git_checkout_helper.plan as plan_mod
+
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    (tmp_path / "d" / "f").write_bytes(b"x")
+    wt = plan_mod._Worktree(os.fsencode(tmp_path) + b"/")
+    assert wt.leading_file(b"d/e/new") is None and wt.leading_file(b"d/f/new") == b"d/f"
+    assert wt._cache[b"d"] is plan_mod._A_DIRECTORY and wt._cache[b"d/e"] is plan_mod._A_DIRECTORY
+    st = wt.lstat(b"d/e")
+    assert isinstance(st, os.stat_result) and stat_mod.S_ISDIR(st.st_mode) and wt._cache[b"d/e"] is st
+    assert wt.leading_file(b"d/e/other") is None  # (a directory kept in full is still one)
+    assert wt.leading_file(b"gone/x/y") is None and wt._cache[b"gone"] is None and wt._cache[b"gone/x/y"] is None

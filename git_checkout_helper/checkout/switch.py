@@ -26,7 +26,7 @@ from ..tree import EMPTY, TreeFiles, value_mode
 from ..treeahead import tree_ahead
 from ..twoway import plan_switch
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
-from .unpack import apply_sparse, ignore_matcher, index_order, write_index
+from .unpack import apply_sparse, ignore_matcher, index_order, let_go_source, write_index
 from .updates import Checkout, _execute, _lstat_or_none, _refuse_hostile_tree, hostile_paths
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
@@ -98,9 +98,10 @@ def run_checkout(
         _refuse_hostile_tree(co, target, 128 if opts.force or clone is not None else 1, hostile)
         co.setup_attributes(target, old.entries)
         recurse = clone is None and should_update_submodules(repo.config, opts.recurse_submodules)
+        let_go = not recurse and let_go_source(old)  # (submodule moves read the index's entries as they write)
         try:
             plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head, keep_head=recurse,
-                                sparse=(sparse := repo.sparse_checkout()))
+                                sparse=(sparse := repo.sparse_checkout()), let_go=let_go)
         except PlanError as e:
             if not recurse:
                 raise
@@ -220,7 +221,7 @@ def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preloa
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
                  preload: Preload | None = None, index_is_head: bool | None = None, keep_head: bool = False,
-                 sparse=None) -> Plan:
+                 sparse=None, let_go: bool = False) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
     a twoway merge from HEAD (``index_is_head``: :func:`_index_is_head`,
@@ -228,7 +229,10 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     go after it (:meth:`Repository.release_tree`) unless ``keep_head``
     (submodule moves are planned from them next). ``sparse``: the sparse
     checkout's patterns (paths outside them are not written, so nothing
-    in their way is checked: ``CE_NEW_SKIP_WORKTREE``)."""
+    in their way is checked: ``CE_NEW_SKIP_WORKTREE``). ``let_go``: no
+    replaced entry of the index is read after the plan but by the sparse
+    patterns (:func:`unpack.let_go_source`); without them, a twoway merge
+    lets each go as it replaces it."""
     repo, top = co.repo, co.top
     outside = None if sparse is None else sparse.excludes
     if reset:
@@ -257,7 +261,8 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                            repo.hash_name, co.to_worktree, old.mtime_ns, ignore_matcher(repo, old.entries),
                            core=co.core, to_git=co.to_git,
                            ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
-                           refreshed=True, io=co.io(), outside=outside, consume=consume)
+                           refreshed=True, io=co.io(), outside=outside, consume=consume,
+                           let_go=let_go and sparse is None)
     finally:
         if consume:
             repo.release_tree(target)  # (its files the plan's now: forgotten, read again if asked for)

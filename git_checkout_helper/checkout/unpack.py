@@ -66,6 +66,23 @@ def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
     return bool(plan.write or plan.remove) or len(entries) != len(old) or any(e.name not in old for e in entries)
 
 
+def let_go_source(old) -> bool:
+    """Whether the index read (``old``) may be let go as far as a merge
+    replaces its entries (``twoway.plan_switch``'s ``let_go``): what is
+    written after the merge reads of it its version, extensions and names
+    (:func:`index_state.index_chunks`), not the entries replaced, unless it
+    was split (an entry's place in the shared index) or sparse (its
+    directories). Then the entries as read go at once
+    (``old.source.entries``: only such an index reads them after a
+    switch's merge); the caller's own readers of replaced entries (the
+    sparse patterns, submodule moves) are its to rule out."""
+    state = old.source
+    if state is None or state.file is None or state.split is not None or state.sparse:
+        return False
+    state.entries = state.file.entries = None
+    return True
+
+
 def index_order(co: Checkout, plan: Plan, target: TreeFiles, differing: dict[bytes, bytes | None] | None = None,
                 found: Callable[[], None] | None = None) -> tuple[list[Entry], bytes | None, dict[bytes, bytes | None]]:
     """The new index's entries in order, its TREE extension, and where it
@@ -113,16 +130,14 @@ def target_differences(target: TreeFiles, plan: Plan) -> dict[bytes, bytes | Non
         # Only the merged paths can differ (Plan.merged): a third of a
         # 100,000-file index in a big switch, a handful in a small one; the
         # target's values there are the plan's when it took the files over.
-        if plan.merged_values is not None:
-            tf = plan.merged_values
-        differing = [p for p in plan.merged if entry_differs(pe.get(p), tf.get(p))]
-    else:
-        differing = [p for p, e in pe.items()  # (entry_differs, inline for 100644: every entry)
-                     if (t := tf.get(p)) is None or (t != e.oid if e.mode == REGULAR_FILE else entry_differs(e, t))]
-        # The target's paths the index lacks: none when all the target's paths
-        # were among those compared (the usual case, found without a second pass).
-        if len(tf) != len(pe) - sum(1 for p in differing if p not in tf):
-            differing += [p for p in tf if p not in pe]
+        values = map(tf.get, plan.merged) if plan.merged_values is None else plan.merged_values
+        return {p: t for p, t in zip(plan.merged, values, strict=True) if entry_differs(pe.get(p), t)}
+    differing = [p for p, e in pe.items()  # (entry_differs, inline for 100644: every entry)
+                 if (t := tf.get(p)) is None or (t != e.oid if e.mode == REGULAR_FILE else entry_differs(e, t))]
+    # The target's paths the index lacks: none when all the target's paths
+    # were among those compared (the usual case, found without a second pass).
+    if len(tf) != len(pe) - sum(1 for p in differing if p not in tf):
+        differing += [p for p in tf if p not in pe]
     return {p: tf.get(p) for p in differing}
 
 
