@@ -212,6 +212,17 @@ class Entry:
     gid = _stat_field(28, "group (cut to 32 bits)")
     size = _stat_field(32, "size (cut to 32 bits; 0: smudged, or not known)")
 
+    def become(self, other: Entry) -> None:
+        """This entry made ``other`` in place (its mode, id, stat data,
+        flags and CE_UPTODATE; its path and place stay): what a merge
+        that lets the index go does with an entry it replaces
+        (``twoway.plan_switch``'s ``let_go``). The new entry then sits
+        where the old one was in memory, among its neighbours in index
+        order; made apart, in the memory the old ones left, the new entries
+        made the switch's later passes over them slower."""
+        self.mode, self.oid, self.sd, self.ce_flags, self.uptodate = (
+            other.mode, other.oid, other.sd, other.ce_flags, other.uptodate)
+
     def fill_stat(self, st) -> None:
         """``fill_stat_cache_info``, from an ``os.stat_result`` or a helper's
         :class:`wire.StatData` (always a regular file). Only a regular file is

@@ -44,6 +44,15 @@ class IndexState:
         self.entries = entries or []  # every entry, all stages, a split index merged, a sparse one expanded
         self.sparse = sparse  # read as a sparse index (its TREE describes the collapsed entries)
 
+    def let_entries_go(self) -> None:
+        """Drop the entries as read, and the file's list of them (None
+        since): for a switch whose merge lets the index go
+        (:func:`checkout.unpack.let_go_source`), after which only a split
+        or sparse index reads them (:func:`index_chunks`)."""
+        self.entries = None
+        if self.file is not None:
+            self.file.entries = None
+
 
 def _refuse(msg: str) -> IndexFormatError:
     return IndexFormatError(msg)

@@ -88,8 +88,8 @@ def stop_async(pid: int, fd: int) -> None:
 
 def read_part(fd: int) -> bytearray | None:
     """A part the child sent: its length (8 bytes), then that many bytes
-    read into one buffer (no list of pieces beside their join: 8 MB at
-    100,000 files); None when the writer stopped short."""
+    read into one buffer of that size (no list of pieces beside their
+    join); None when the writer stopped short."""
     head = os.read(fd, 8)  # (written in one write of less than PIPE_BUF: whole, or not at all)
     if len(head) != 8:
         return None

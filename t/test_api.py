@@ -544,13 +544,13 @@ def test_the_target_goes_before_the_index_order_is_made():
 def test_a_switch_lets_the_index_go_as_the_merge_replaces_it(src, tmp_path, monkeypatch, setup, lets_go,
                                                             merge_lets_go, staged):
     """Memory: the index read is let go as far as the merge replaces it
-    (``unpack.let_go_source``): its entries as read at once, each entry
-    the twoway merge replaces as it does (the index's dictionary then
-    holds the new entry there), unless the sparse patterns read them
-    after it; nothing for a split or sparse index, nor with submodule
-    moves, which read them after. Whatever is let go, the result is
-    git's, a staged change carried over (the index then not HEAD's:
-    HEAD's tree is read for the merge)."""
+    (``unpack.let_go_source``): its entries as read at once, and each
+    entry the twoway merge replaces made the new one in place (its id and
+    stat data let go), unless the sparse patterns read them after it;
+    nothing for a split or sparse index, nor with submodule moves, which
+    read them after. Whatever is let go, the result is git's, a staged
+    change carried over (the index then not HEAD's: HEAD's tree is read
+    for the merge)."""
     from git_checkout_helper.checkout import switch as switch_mod
     from git_checkout_helper.checkout.options import CheckoutOptions
     from git_checkout_helper.repository import Repository
@@ -564,11 +564,11 @@ def test_a_switch_lets_the_index_go_as_the_merge_replaces_it(src, tmp_path, monk
         return got
 
     def spy_merge(head, target, old, *args, let_go=False, **kwargs):
-        read = dict(old)
+        read = {p: e.fields() for p, e in old.items()}
         plan = plan_switch(head, target, old, *args, let_go=let_go, **kwargs)
-        replaced = [p for p, e in old.items() if e is not read[p]]
-        merges.append((let_go, old.keys() == read.keys(), len(replaced),
-                       all(old[p] is plan.entries[p] is not read[p] for p in replaced)))
+        changed = [p for p, e in old.items() if e.fields() != read[p]]
+        merges.append((let_go, old.keys() == read.keys(), len(changed),
+                       all(old[p] is plan.entries[p] for p in changed)))
         return plan
 
     monkeypatch.setattr(switch_mod, "let_go_source", spy_source)

@@ -384,30 +384,32 @@ def test_a_merge_sets_each_merged_entry_in_place(tmp_path):
 @pytest.mark.parametrize("local,untracked", [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("from_head", [False, True])
 def test_a_merge_that_lets_the_index_go_plans_the_same(tmp_path, local, untracked, from_head):
-    """``let_go``: each index entry the merge replaces is let go as it is
-    replaced, the index's dictionary holding the new entry at its path
-    (every path it had, no other); the plan (or the refusal) and where
-    the new index differs from the target are those of a merge that
-    leaves the index as read, from HEAD's tree or from the index."""
+    """``let_go``: each index entry the merge replaces is made the new one
+    in place (the index's dictionary keeps every path it had, no other,
+    and the plan's entry there is the index's own object); the plan (or
+    the refusal) and where the new index differs from the target are
+    those of a merge that leaves the index as read, from HEAD's tree or
+    from the index."""
     from git_checkout_helper.checkout.unpack import target_differences
 
     def run(let_go):
         t, head, target, index = _index_is_head_world(tmp_path / f"{let_go}", local=local, untracked=untracked)
         old = {e.name: e for e in index}
-        read = dict(old)
+        read = {p: (e, e.fields()) for p, e in old.items()}
         tree = _tree(target)
         try:
             plan = plan_switch(_tree(head) if from_head else None, tree, old, t.topb, "sha1", lambda e: None, 0,
                                lambda p: False, let_go=let_go)
         except PlanError as e:
             return str(e)
-        replaced = {p for p in old if old[p] is not read[p]}
-        assert old.keys() == read.keys()
+        assert old.keys() == read.keys() and all(old[p] is e for p, (e, _) in read.items())
+        changed = {p for p, (e, fields) in read.items() if e.fields() != fields}
+        replaced = {p for p, e in plan.entries.items() if p in read and e is not read[p][0]}
         if let_go:
-            assert replaced == {b"changed", b"d/changed", b"exe", b"link"}
-            assert all(old[p] is plan.entries[p] for p in replaced)
+            assert changed == {b"changed", b"d/changed", b"exe", b"link"} and not replaced
+            assert all(plan.entries[p].oid == oid(target[p.decode()][1]) for p in changed)
         else:
-            assert not replaced
+            assert not changed and replaced == {b"changed", b"d/changed", b"exe", b"link"}
         return ([(e.name, e.mode, e.oid) for e in plan.write], plan.remove, plan.merged,
                 sorted((p, e.mode, e.oid) for p, e in plan.entries.items()), target_differences(tree, plan))
 
