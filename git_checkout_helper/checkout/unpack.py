@@ -68,8 +68,9 @@ def _changed(plan: Plan, entries: list[Entry], old: dict[bytes, Entry]) -> bool:
 
 def let_go_source(old) -> bool:
     """Whether the index read (``old``) may be let go as far as a merge
-    replaces its entries (``twoway.plan_switch``'s ``let_go``: each made the new one in place): what is
-    written after the merge reads of it its version, extensions and names
+    replaces its entries (``twoway.plan_switch``'s ``let_go``: each made
+    the new one in place): what is written after the merge reads of it
+    its version, extensions and names
     (:func:`index_state.index_chunks`), not the entries replaced, unless it
     was split (an entry's place in the shared index) or sparse (its
     directories). Then the entries as read go at once
