@@ -87,13 +87,13 @@ def plan_switch(
     """
     m = _TwowayMerge(old, top, hash_name, to_worktree, racy_timestamp_ns, ignored,
                      ignored if ignored_in_subdir is None else ignored_in_subdir, core, to_git, refreshed)
-    m.outside = outside
+    m.outside, m.let_go = outside, let_go
     tf = target.files
     if consume and head is not None:
         raise ValueError("a plan takes the target's files over only from HEAD's own index")
     if consume:
         target.files = {}  # (a failure below leaves the tree empty, not half made of entries)
-    differing = m.merge(None if head is None else head.files, tf, io, consume, let_go)
+    differing = m.merge(None if head is None else head.files, tf, io, consume)
     if head is None:
         m.plan.merged = differing
     if outside is not None:
@@ -141,7 +141,7 @@ class _TwowayMerge:
         self._names: list[bytes] | None = None  # the index's paths, sorted (_consume_subdirectory)
         self._removing: set[bytes] | None = None  # plan.remove's paths (_consume_subdirectory)
         self.index_is_head = False  # (merge: HEAD's files read from the index)
-        self.let_go = False  # (merge: a replaced entry made the new one in place)
+        self.let_go = False  # plan_switch's let_go: a replaced entry made the new one in place (merge)
         #: A sparse checkout's test of a path outside its patterns (CE_NEW_SKIP_WORKTREE), or None.
         self.outside: Callable[[bytes], bool] | None = None
 
@@ -171,8 +171,7 @@ class _TwowayMerge:
         return not worktree_matches(cur, self.top + cur.name, st, self.hash_name, self.to_worktree,
                                     self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
-    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None, consume: bool = False,
-              let_go: bool = False) -> list[bytes]:
+    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None, consume: bool = False) -> list[bytes]:
         """``twoway_merge`` of each path of HEAD, the target and the index;
         returns the paths HEAD and the target hold otherwise (the ones merged).
 
@@ -204,7 +203,7 @@ class _TwowayMerge:
         beside the paths (a dictionary of them was 1.3 MiB of a 100,000-file
         switch's peak, a list 0.3).
 
-        ``let_go``: an index entry the merge replaces is made the new one in
+        :attr:`let_go`: an index entry the merge replaces is made the new one in
         place (:meth:`index.Entry.become`), its id and stat data let go at
         once. What reads the index after the merge here asks only whether a
         path is tracked, and reads the entries it kept or removed (an entry
@@ -219,7 +218,6 @@ class _TwowayMerge:
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
         self.index_is_head = hf is None
-        self.let_go = let_go
         if hf is None:
             in_index = old.get
             differing = [path for path, v in tf.items()  # (entry_differs, inline for 100644)
