@@ -551,3 +551,24 @@ def test_reading_an_index_lets_its_bytes_go_before_its_dictionary_is_made(tmp_pa
         tracemalloc.stop()
     assert [e.name for e in read.source.entries] == [e.name for e in entries] and len(read.entries) == n
     assert peak - after < size * 0.8  # (the whole file beside the dictionary: its size and more)
+
+
+def test_a_big_index_is_hashed_by_openssl_a_small_one_by_the_builtin_code():
+    """``index_file_chunks`` tells the hash the least the file will hold: an
+    index of 20,000 entries (more than ``OPENSSL_FROM`` bytes) is hashed by
+    hashlib's code, in a process that had not loaded it; one of 100, by the
+    interpreter's own (hashlib left unloaded). Same digest either way."""
+    code = """
+import sys
+from git_checkout_helper.index import Entry
+from git_checkout_helper.index_file import serialize_index_file
+n = int(sys.argv[1])
+entries = [Entry(b"f%05d" % i, 0o100644, bytes(20)) for i in range(n)]
+data = serialize_index_file(2, entries, [])
+loaded = "hashlib" in sys.modules
+import hashlib
+print(loaded, hashlib.sha1(data[:-20]).digest() == data[-20:])
+"""
+    for n, loaded in ((20_000, "True"), (100, "False")):
+        out = subprocess.run([PY, "-c", code, str(n)], capture_output=True, text=True, check=True).stdout.split()
+        assert out == [loaded, "True"], n
