@@ -223,6 +223,10 @@ class Entry:
         self.mode, self.oid, self.sd, self.ce_flags, self.uptodate = (
             other.mode, other.oid, other.sd, other.ce_flags, other.uptodate)
 
+    def become_new(self, mode: int, oid: bytes) -> None:
+        """:meth:`become` ``Entry(name, mode, oid)``: no stat data, no flags."""
+        self.mode, self.oid, self.sd, self.ce_flags, self.uptodate = mode, oid, NO_STAT_DATA, 0, False
+
     def fill_stat(self, st) -> None:
         """``fill_stat_cache_info``, from an ``os.stat_result`` or a helper's
         :class:`wire.StatData` (always a regular file). Only a regular file is

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from operator import attrgetter
 
 from .hash_algo import new_hash
 from .index import CE_EXTENDED, CE_EXTENDED_SHIFT, CE_NAMEMASK, Entry
@@ -134,6 +135,8 @@ class IndexFile:
 #: their last three (:data:`index.STAT_DATA` apart from the mode), the
 #: object id, the flags.
 _FIXED = {n: struct.Struct(f">24sI12s{n}sH") for n in (20, 32)}
+_CE_FLAGS = attrgetter("ce_flags")
+_NAME = attrgetter("name")
 #: The fewest bytes an entry takes in the file (the fixed part with a
 #: 20-byte id, a name of one byte and its NUL, padded to 8; a version 4
 #: entry's prefix length makes up for its padding).
@@ -248,7 +251,8 @@ def index_file_chunks(
     memory at 100,000 files (11 MB of index, then a second copy while the
     buffer grew).
     """
-    extended = any(e.ce_flags >> CE_EXTENDED_SHIFT for e in entries)
+    # (The largest word alone says whether any has extended flags: a C loop.)
+    extended = max(map(_CE_FLAGS, entries), default=0) >> CE_EXTENDED_SHIFT
     if version in (2, 3):
         version = 3 if extended else 2
     fixed = _FIXED[rawsz]
@@ -262,47 +266,72 @@ def index_file_chunks(
     out += struct.pack(">II", version, len(entries))
     done = 0  # bytes of the file already handed out: a position is done + len(out)
     ieot: list[tuple[int, int]] = []
-    per_block = -(-len(entries) // ieot_blocks) if ieot_blocks > 1 else 0
+    nr = len(entries)
+    per_block = -(-nr // ieot_blocks) if ieot_blocks > 1 else 0
     block_start, block_nr = len(out), 0
     prev = b""
-    # (The loop's constants bound to local names once, no min() call: 0.8 to
-    # 0.5 µs an entry, timed on an index of 97,000.)
+    # Entries go a batch at a time (about CHUNK_SIZE of them, and never
+    # across an offset table's block); a batch of usual entries (version 2
+    # or 3, no name stripped, none with extended flags or a name of
+    # CE_NAMEMASK bytes or more: asked of the whole batch in C loops) is
+    # three appends an entry, without a question: ~0.3 us an entry, 0.6
+    # with the questions (an index of 100,000).
     kept_flags, fixed_size, padding = 0xFFFF & ~(CE_NAMEMASK | CE_EXTENDED), fixed.size, _PADDING
-    for i, e in enumerate(entries):
+    batch = max(1, CHUNK_SIZE // 128)
+    plain = version != 4 and not strip_names
+    stop = 0
+    while stop < nr:
+        start, stop = stop, min(stop + batch, nr)
+        if per_block:
+            stop = min(stop, (start // per_block + 1) * per_block)
+        if per_block and start and start % per_block == 0:
+            ieot.append((block_start, block_nr))
+            block_start, block_nr = done + len(out), 0
+            prev = b"\0" + prev[1:] if prev else prev
+        part = entries[start:stop]
+        if plain and not max(map(_CE_FLAGS, part)) >> CE_EXTENDED_SHIFT and max(map(len, map(_NAME, part))) < CE_NAMEMASK:
+            for e in part:
+                sd = e.sd
+                name = e.name
+                n = len(name)
+                out += pack(sd[:24], e.mode, sd[24:], e.oid, n | (e.ce_flags & kept_flags))
+                out += name
+                out += padding[(fixed_size + n) % 8]
+            part = ()
+        for i, e in enumerate(part, start):
+            name = e.name
+            n = len(name)
+            ce_flags = e.ce_flags
+            sd = e.sd
+            if strip_names and i in strip_names:
+                name = b""
+                n = 0
+            flags = (n if n < CE_NAMEMASK else CE_NAMEMASK) | (ce_flags & kept_flags)
+            ext = ce_flags >> CE_EXTENDED_SHIFT
+            if ext:
+                flags |= CE_EXTENDED
+            out += pack(sd[:24], e.mode, sd[24:], e.oid, flags)
+            if ext:
+                out += struct.pack(">H", ext)
+            if version == 4:
+                common = 0
+                limit = min(len(name), len(prev))
+                while common < limit and name[common] == prev[common]:
+                    common += 1
+                out += encode_varint(len(prev) - common)
+                out += name[common:]
+                out += b"\0"
+                prev = name
+            else:
+                out += name
+                out += padding[(fixed_size + (2 if ext else 0) + n) % 8]
+        block_nr += stop - start
         if len(out) >= CHUNK_SIZE:
             chunk = bytes(out)
             trailer.update(chunk)
             done += len(chunk)
             out.clear()
             yield chunk
-        if per_block and i and i % per_block == 0:
-            ieot.append((block_start, block_nr))
-            block_start, block_nr = done + len(out), 0
-            prev = b"\0" + prev[1:] if prev else prev
-        name = b"" if strip_names and i in strip_names else e.name
-        n = len(name)
-        ce_flags = e.ce_flags
-        flags = (n if n < CE_NAMEMASK else CE_NAMEMASK) | (ce_flags & kept_flags)
-        ext = ce_flags >> CE_EXTENDED_SHIFT
-        if ext:
-            flags |= CE_EXTENDED
-        sd = e.sd
-        out += pack(sd[:24], e.mode, sd[24:], e.oid, flags)
-        if ext:
-            out += struct.pack(">H", ext)
-        if version == 4:
-            common = 0
-            limit = min(len(name), len(prev))
-            while common < limit and name[common] == prev[common]:
-                common += 1
-            out += encode_varint(len(prev) - common)
-            out += name[common:]
-            out += b"\0"
-            prev = name
-        else:
-            out += name
-            out += padding[(fixed_size + (2 if ext else 0) + n) % 8]
-        block_nr += 1
     if per_block and block_nr:
         ieot.append((block_start, block_nr))
     offset = done + len(out)

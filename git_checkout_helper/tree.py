@@ -15,7 +15,7 @@ import marshal
 from .attr import is_attributes_file
 from .index import S_IFGITLINK, S_IFLNK, Entry
 
-__all__ = ["EMPTY", "REGULAR_FILE", "TreeFiles", "entry_differs", "tree_value", "value_entry", "value_mode", "value_oid"]
+__all__ = ["EMPTY", "REGULAR_FILE", "TreeFiles", "become_value", "entry_differs", "tree_value", "value_entry", "value_mode", "value_oid"]
 
 #: The index mode of a path of a flattened tree (:class:`TreeFiles`) whose
 #: value is its raw id alone: most paths.
@@ -48,6 +48,15 @@ def value_entry(path: bytes, value: bytes) -> Entry:
     if len(value) & 1:
         return Entry(path, _TAGGED_MODES[value[-1]], value[:-1])
     return Entry(path, REGULAR_FILE, value)
+
+
+def become_value(e: Entry, value: bytes) -> None:
+    """``e`` made :func:`value_entry`'s new entry for ``value`` in place
+    (:meth:`index.Entry.become`, without the new entry made first)."""
+    if len(value) & 1:
+        e.become_new(_TAGGED_MODES[value[-1]], value[:-1])
+    else:
+        e.become_new(REGULAR_FILE, value)
 
 
 def entry_differs(e: Entry | None, value: bytes | None) -> bool:

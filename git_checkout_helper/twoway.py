@@ -33,7 +33,7 @@ from .plan import (
     vouched_for,
     worktree_matches,
 )
-from .tree import REGULAR_FILE, TreeFiles, entry_differs, value_entry
+from .tree import REGULAR_FILE, TreeFiles, become_value, entry_differs, value_entry
 
 __all__ = ["plan_switch"]
 
@@ -253,10 +253,15 @@ class _TwowayMerge:
         the index's entry ``cur``): the new index's entry there, or None
         (removed, or refused: the refusal recorded)."""
         plan, wt, top = self.plan, self.wt, self.top
-        if t is not None and not entry_differs(cur, t):
+        # (HEAD's files read from the index, a merged path is one where the
+        # index and the target differ: nothing to ask.)
+        if hf is not None and t is not None and not entry_differs(cur, t):
             return cur  # index already has the new version
-        te = value_entry(path, t) if t is not None else None
-        if te is not None and cur is not None and cur.ce_flags & CE_SKIP_WORKTREE_IN_CORE:
+        # The new entry, made when it is needed: with let_go, the index's
+        # entry is most often made into it in place (below), no new one made.
+        te = None
+        if t is not None and cur is not None and cur.ce_flags & CE_SKIP_WORKTREE_IN_CORE:
+            te = value_entry(path, t)
             te.extended_flags = CE_SKIP_WORKTREE  # merged_entry: "migrate old flags over"
         if hf is not None and entry_differs(cur, hf.get(path)):  # the index is not HEAD here
             if cur is not None or t is not None:
@@ -267,7 +272,7 @@ class _TwowayMerge:
                 # removed, so verify_absent.
                 self.staged_gone.append(path)
             return None
-        if te is None and cur is not None and cur.mode != S_IFGITLINK:
+        if t is None and cur is not None and cur.mode != S_IFGITLINK:
             # deleted_entry's verify_absent_if_directory: a directory took
             # the leaving file's place; untracked files in it would be lost
             # (check_ok_to_remove: unless the directory is excluded). A
@@ -283,17 +288,24 @@ class _TwowayMerge:
         if cur is not None and cur.mode != S_IFGITLINK and self.modified(cur):
             # (A path outside a sparse checkout's patterns is not written but
             # removed: whatever the file holds, that is git's refusal.)
+            if te is None and t is not None:
+                te = value_entry(path, t)
             if not (te is not None and (self.outside is None or not self.outside(path))
                     and _file_is(te, top + path, wt.lstat(path), self.hash_name, self.to_worktree, self.core)):
                 self.not_uptodate.append(path)
                 return None
             self.same_nu.append(path)
-        if te is None:
+        if t is None:
             plan.remove.append(path)
             return None
         if self.let_go and cur is not None:
-            cur.become(te)
+            if te is None:
+                become_value(cur, t)
+            else:
+                cur.become(te)
             te = cur
+        elif te is None:
+            te = value_entry(path, t)
         plan.write.append(te)
         return te
 

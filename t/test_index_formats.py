@@ -572,3 +572,26 @@ print(loaded, hashlib.sha1(data[:-20]).digest() == data[-20:])
     for n, loaded in ((20_000, "True"), (100, "False")):
         out = subprocess.run([PY, "-c", code, str(n)], capture_output=True, text=True, check=True).stdout.split()
         assert out == [loaded, "True"], n
+
+
+@pytest.mark.parametrize("version", ["2", "4"])
+def test_round_trip_of_a_big_index_in_blocks_and_batches(tmp_path, env, version):
+    """An index of 30,000 entries as git writes it with three offset-table
+    blocks (IEOT, EOIE), some entries skip-worktree (extended flags: version
+    3 unless 4) and one name of more than CE_NAMEMASK bytes, read and
+    written again byte for byte: the writer's batches of entries (a
+    thousand and more) never cross a block, and a batch holding an unusual
+    entry is written as it is."""
+    path = tmp_path / "r"
+    git(tmp_path, "init", "-q", "r", env=env)
+    blob = git(path, "hash-object", "-w", "--stdin", env=env, input=b"x\n").strip().decode()
+    names = ["a-long/" + "n" * 5000] + [f"d{i // 300:03d}/f{i:05d}" for i in range(30_000)]  # (in index order)
+    lines = "".join(f"100644 {blob}\t{n}\n" for n in names)
+    git(path, "update-index", "--index-info", env=env, input=lines.encode())
+    git(path, "update-index", "--skip-worktree", *names[2000::997], env=env)  # (none in the first batch)
+    git(path, "-c", "index.threads=3", "-c", "index.recordOffsetTable=true", "-c", "index.recordEndOfIndexEntries=true",
+        "update-index", "--index-version", version, env=env)
+    idx = parse_index((path / ".git" / "index").read_bytes())
+    assert len(idx.entries) == 30_001 and idx.version == (4 if version == "4" else 3)
+    assert {b"IEOT", b"EOIE"} <= {s for s, _ in idx.extensions}
+    _round_trip(path, 20)

@@ -29,6 +29,7 @@ import stat as stat_mod
 from collections.abc import Callable, Container, Iterable
 from functools import partial
 from itertools import chain, repeat
+from operator import attrgetter
 
 from ..attr import attributes_path, is_attributes_file
 from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
@@ -58,6 +59,8 @@ from ..verify_path import get_path_element_validator, invalid_paths
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue
+
+_UPTODATE = attrgetter("uptodate")
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
 if TYPE_CHECKING:
@@ -188,7 +191,12 @@ class Checkout(ParallelCheckout):
             if not worktree_counts(d):
                 return False
             known = ahead.pop(d, None)  # (looked at together beforehand: _look_ahead)
-            return known if known is not None else os.path.isfile(self.top + name(d))
+            if known is not None:
+                return known
+            # (access first: most directories have none, and its no costs no
+            # exception, a third of isfile's 3 us on tmpfs.)
+            path = self.top + name(d)
+            return os.access(path, os.F_OK) and os.path.isfile(path)
 
         self._attr_worktree_only = worktree_only
 
@@ -278,7 +286,9 @@ class Checkout(ParallelCheckout):
         """Before the index is written (refresh.py's ``smudge_racily_clean``):
         the content is judged with the check-in attributes of the work tree
         as this checkout left it, then of the index being written."""
-        if not any(not e.uptodate and is_racy_stat(timestamp_ns, e.mtime_s) for e in entries):
+        # (Every entry up to date, the usual case, is seen by a C loop.)
+        if all(map(_UPTODATE, entries)) or not any(
+                not e.uptodate and is_racy_stat(timestamp_ns, e.mtime_s) for e in entries):
             return
         checkin = self._checkin_attributes({e.name: e for e in entries})
         smudge_racily_clean(entries, self.top, self.repo.hash_name, self.to_worktree, timestamp_ns, checkin.to_git,
