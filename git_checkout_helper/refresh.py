@@ -22,10 +22,14 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 from collections.abc import Callable
+from itertools import filterfalse
+from operator import attrgetter
 
 from .coresettings import DEFAULT_CORE, CoreSettings
 from .index import S_IFGITLINK, STAT_DATA, Entry, is_racy_stat, racy_from
 from .plan import type_matches, vouched_for, worktree_matches
+
+_UPTODATE = attrgetter("uptodate")
 
 __all__ = ["fresh_test", "is_fresh", "refresh_entries", "refreshable", "smudge_racily_clean"]
 
@@ -101,8 +105,10 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
     entry's, however alike: git's refresh takes it for missing."""
     fresh = fresh_test(racy_timestamp_ns, core)
     symlinked: dict[bytes, bool] = {}
-    for path, e in entries.items():
-        if e.uptodate or not refreshable(e):
+    # (The entries a preload found up to date, most, are passed over in C.)
+    for e in filterfalse(_UPTODATE, entries.values()):
+        path = e.name
+        if not refreshable(e):
             if e.mode != S_IFGITLINK:
                 e.uptodate = True  # refresh_cache_ent: the user's word, marked up to date without a look
             continue

@@ -40,7 +40,7 @@ from itertools import islice
 from .index import Entry
 from .repository import Repository
 from .run_async import end_async, read_part, start_async, stop_async
-from .tree import TreeFiles
+from .tree import MODE_TAGS, REGULAR_FILE, TreeFiles
 
 __all__ = ["MIN_INDEX_SIZE", "TreeAhead", "tree_ahead"]
 
@@ -54,6 +54,9 @@ MIN_INDEX_SIZE = 1 << 20
 #: about 100 KB: each part's paths and ids made and looked up before the
 #: next is read.
 FILES_PER_PART = 2048
+
+#: The byte after the id in a tree value of each other mode than 100644 (:data:`tree.MODE_TAGS`).
+_MODE_TAG_BYTES = {mode: tag[0] for mode, tag in MODE_TAGS.items()}
 
 
 class TreeAhead:
@@ -73,10 +76,14 @@ class TreeAhead:
 
         self._child: tuple[int, int] | None = start_async(compute)
 
-    def result(self, index: dict[bytes, Entry] | None = None) -> tuple[TreeFiles, object] | None:
-        """(the tree, what ``check`` said of it), or None when the child
-        failed. ``index``: the index's entries, whose names and ids the
-        tree's files share where they are alike."""
+    def result(self, index: dict[bytes, Entry] | None = None) -> tuple[TreeFiles, object, list[bytes] | None] | None:
+        """(the tree, what ``check`` said of it, the paths at which it and
+        ``index`` differ), or None when the child failed. ``index``: the
+        index's entries, whose names and ids the tree's files share where
+        they are alike; the differing paths (None without an index) are the
+        tree's in its order (:func:`tree.entry_differs`), then the index's
+        it lacks: what a switch's merge from that index asks first
+        (``twoway.plan_switch``'s ``found``)."""
         if self._child is None:
             return None
         (pid, fd), self._child = self._child, None
@@ -86,9 +93,14 @@ class TreeAhead:
             if head is not None:
                 tree_id, attributes, verdict, n = marshal.loads(head)
                 trees = read_part(fd)
-                files = _unpack_files((read_part(fd) for _ in range(n)), index or {})
+                differs: list[bytes] = []
+                files = _unpack_files((read_part(fd) for _ in range(n)), index or {}, differs)
                 if trees is not None:
                     tree = TreeFiles(files, trees, tree_id, attributes)
+                    if index is not None:
+                        # The index's paths the tree lacks, unless every one was found in it.
+                        if len(files) - len(differs) + sum(1 for p in differs if p in index) != len(index):
+                            differs += [p for p in index if p not in files]
         except (EOFError, ValueError, TypeError):
             tree = None
         except BaseException:
@@ -97,7 +109,7 @@ class TreeAhead:
         if not end_async(pid, fd) or tree is None:
             return None
         self.repo.remember_tree(tree)
-        return tree, verdict
+        return tree, verdict, differs if index is not None else None
 
     def close(self) -> None:
         if self._child is not None:
@@ -118,14 +130,20 @@ def _pack_files(files: dict[bytes, bytes]) -> list[bytes]:
     return parts
 
 
-def _unpack_files(parts: Iterable[bytes | bytearray | None], index: dict[bytes, Entry]) -> dict[bytes, bytes]:
+def _unpack_files(parts: Iterable[bytes | bytearray | None], index: dict[bytes, Entry],
+                  differs: list[bytes]) -> dict[bytes, bytes]:
     """:func:`_pack_files`'s files again, a part at a time (None: one
     that did not come, EOFError), each path and 100644 id that ``index``
     holds alike taken from its entry (the module docstring): a value that
     is the entry's id and nothing more (no mode byte). ValueError when a
-    part's paths and values do not pair up."""
+    part's paths and values do not pair up. The paths whose values are not
+    ``index``'s entries (:func:`tree.entry_differs`, inline) are appended to
+    ``differs`` on the way, in the files' order: a switch's merge from that
+    index then does not compare the two again (100,000 lookups)."""
     files: dict[bytes, bytes] = {}
     get = index.get
+    add = differs.append
+    tag_of = _MODE_TAG_BYTES.get
     for part in parts:
         if part is None:
             raise EOFError("the child stopped short")
@@ -136,13 +154,22 @@ def _unpack_files(parts: Iterable[bytes | bytearray | None], index: dict[bytes, 
         starts, off = values.startswith, 0
         for path, n in zip(paths, sizes, strict=True):
             e = get(path)
-            if e is not None:
-                if n == len(e.oid) and starts(e.oid, off):
-                    files[e.name] = e.oid
-                    off += n
-                    continue
-                path = e.name
-            files[path] = values[off:off + n]
+            if e is None:
+                files[path] = values[off:off + n]
+                add(path)
+            else:
+                name, oid = e.name, e.oid
+                if not starts(oid, off):
+                    files[name] = values[off:off + n]
+                    add(name)
+                elif n == len(oid):  # (100644 in the tree)
+                    files[name] = oid
+                    if e.mode != REGULAR_FILE:
+                        add(name)
+                else:  # the id and a mode byte (entry_differs, inline: 25,000 of 100,000 files)
+                    files[name] = values[off:off + n]
+                    if n != len(oid) + 1 or values[off + len(oid)] != tag_of(e.mode):
+                        add(name)
             off += n
     return files
 

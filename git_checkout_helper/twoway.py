@@ -55,6 +55,7 @@ def plan_switch(
     outside: Callable[[bytes], bool] | None = None,
     consume: bool = False,
     let_go: bool = False,
+    found: list[bytes] | None = None,
 ) -> Plan:
     """``twoway_merge`` for every path, then the safety checks; raises PlanError.
 
@@ -81,6 +82,10 @@ def plan_switch(
     Three dictionaries of 100,000 paths (the index's, the target's, the
     plan's) were 15 MiB of a switch's peak.
 
+    ``found`` (``head`` None): the paths at which the target and ``old``
+    differ, found already (:meth:`treeahead.TreeAhead.result`, read beside
+    this index), the target's first, in its order.
+
     ``let_go``: the caller reads no entry of ``old`` that the plan replaces
     (:func:`checkout.unpack.let_go_source`); each is made the new entry in
     place as the merge replaces it (:meth:`_TwowayMerge.merge`).
@@ -93,7 +98,7 @@ def plan_switch(
         raise ValueError("a plan takes the target's files over only from HEAD's own index")
     if consume:
         target.files = {}  # (a failure below leaves the tree empty, not half made of entries)
-    differing = m.merge(None if head is None else head.files, tf, io, consume)
+    differing = m.merge(None if head is None else head.files, tf, io, consume, found if head is None else None)
     if head is None:
         m.plan.merged = differing
     if outside is not None:
@@ -171,7 +176,8 @@ class _TwowayMerge:
         return not worktree_matches(cur, self.top + cur.name, st, self.hash_name, self.to_worktree,
                                     self.racy_timestamp_ns, self.core, self.to_git, stat_only=self.refreshed)
 
-    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None, consume: bool = False) -> list[bytes]:
+    def merge(self, hf: dict | None, tf: dict, io: IoPool | None = None, consume: bool = False,
+              found: list[bytes] | None = None) -> list[bytes]:
         """``twoway_merge`` of each path of HEAD, the target and the index;
         returns the paths HEAD and the target hold otherwise (the ones merged).
 
@@ -196,6 +202,9 @@ class _TwowayMerge:
         1 ms-a-request filesystem a near switch of 5,000 files had its 100
         leaving files looked at one at a time, 180 ms.
 
+        ``found`` (``hf`` None): the paths at which ``tf`` and the index
+        differ, found as the target was read (:meth:`treeahead.TreeAhead.result`).
+
         ``consume`` (``hf`` None): ``tf`` becomes :attr:`Plan.entries`; the
         index's entries replace its values (every path it holds alike is
         one of the index's, and each other path is merged), its values at
@@ -218,7 +227,9 @@ class _TwowayMerge:
         # Each list in its dictionary's order, which is index order (a tree's
         # flattened walk, or an index): sorting the two runs costs a merge.
         self.index_is_head = hf is None
-        if hf is None:
+        if hf is None and found is not None:
+            differing = found
+        elif hf is None:
             in_index = old.get
             differing = [path for path, v in tf.items()  # (entry_differs, inline for 100644)
                          if (e := in_index(path)) is None

@@ -32,12 +32,14 @@ def history(make_repo):
         (repo.path / f"d{d}").mkdir()
         for f in range(20):
             (repo.path / f"d{d}" / f"f{f}").write_text(f"{d} {f}\n")
+    (repo.path / "d4" / "f6").chmod(0o755)  # (an executable both commits hold alike)
     repo.git("add", ".")
     repo.git("commit", "-q", "-m", "first")
     repo.git("branch", "other")
     for d in range(0, 5, 2):
         (repo.path / f"d{d}" / "f3").write_text("changed\n")
         (repo.path / f"d{d}" / "new").write_text("new\n")
+    (repo.path / "d2" / "f5").chmod(0o755)  # (its mode alone changed)
     repo.git("rm", "-q", "d1/f1")
     repo.git("add", ".")
     repo.git("commit", "-q", "-m", "second")
@@ -48,7 +50,8 @@ def test_the_child_reads_what_tree_of_reads(history):
     commit = history.git("rev-parse", "HEAD").strip()
     repo = Repository.open(str(history.path))
     ahead = TreeAhead(repo, commit, lambda tree: sorted(tree.files)[:2])
-    tree, verdict = ahead.result()
+    tree, verdict, differs = ahead.result()
+    assert differs is None  # (no index to differ from)
     assert not isinstance(tree._trees, dict)  # (kept marshalled until asked for: a switch asks after its merge)
     want = Repository.open(str(history.path)).tree_of(commit)
     assert (tree.files, tree.trees, tree.tree_id) == (want.files, want.trees, want.tree_id)
@@ -80,13 +83,20 @@ def test_the_tree_shares_the_index_s_paths_and_alike_ids(make_repo, object_forma
     src.git("reset", "-q", "--hard", "HEAD^")
     repo = Repository.open(str(src.path))
     index = repo.read_index().entries
-    tree, _ = TreeAhead(repo, target, lambda tree: None).result(index)
+    tree, _, differs = TreeAhead(repo, target, lambda tree: None).result(index)
     assert tree.files == Repository.open(str(src.path)).tree_of(target).files
     key = {p: p for p in tree.files}
     assert {p for p in tree.files if p not in index or key[p] is not index[p].name} == {b"new"}
     shared = {p for p, v in tree.files.items() if p in index and v is index[p].oid}
     assert shared == {b"same", b"was-x"}  # 100644 ids alike (was-x: the same blob, its mode changed)
     # (not shared: "changed", another id; "tool" and "link", whose values carry their mode)
+    # Where the tree and the index differ, as the merge would find them: the
+    # tree's paths in its order (was-x: its mode), then the index's it lacks.
+    assert differs == [b"changed", b"new", b"was-x"]
+    del index[b"tool"], index[b"link"]
+    index[b"gone"] = index[b"same"]
+    _, _, differs = TreeAhead(repo, target, lambda tree: None).result(index)
+    assert differs == [b"changed", b"link", b"new", b"tool", b"was-x", b"gone"]
 
 
 def test_the_tree_s_files_travel_in_parts(monkeypatch):
@@ -102,14 +112,15 @@ def test_the_tree_s_files_travel_in_parts(monkeypatch):
                  b"e": b"\4" * rawsz + b"g", b"f": b"\5" * rawsz}
         parts = treeahead._pack_files(files)
         assert [marshal.loads(p)[0].count(b"\0") + 1 for p in parts] == [2, 2, 1]
-        assert treeahead._unpack_files(parts, {}) == files
+        differs = []
+        assert treeahead._unpack_files(parts, {}, differs) == files and differs == list(files)
         paths, values, sizes = marshal.loads(parts[1])
         for bad in ((paths, values[:-1], sizes), (paths + b"\0g", values, sizes)):
             with pytest.raises(ValueError):
-                treeahead._unpack_files([parts[0], marshal.dumps(bad), parts[2]], {})
+                treeahead._unpack_files([parts[0], marshal.dumps(bad), parts[2]], {}, [])
         with pytest.raises(EOFError):
-            treeahead._unpack_files([parts[0], None], {})
-    assert treeahead._pack_files({}) == [] and treeahead._unpack_files([], {}) == {}
+            treeahead._unpack_files([parts[0], None], {}, [])
+    assert treeahead._pack_files({}) == [] and treeahead._unpack_files([], {}, []) == {}
 
 
 def test_a_failing_child_gives_none_and_is_reaped(history):

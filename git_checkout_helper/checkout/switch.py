@@ -89,7 +89,7 @@ def run_checkout(
         co.start_helpers_ahead(len(old.entries))
         index_is_head = _index_is_head(repo, old, head_commit) if ahead is not None and not reset else None  # (meanwhile)
         got = ahead.result(old.entries) if ahead is not None else None
-        target, hostile = got if got is not None else (repo.tree_of(commit), None)
+        target, hostile, found = got if got is not None else (repo.tree_of(commit), None, None)
         # checkout_branch: not to a branch another worktree has out (unless detaching or creating: -B checks).
         creating = branch_opts is not None and (branch_opts.new_branch or branch_opts.detach)
         if (branch is not None and remote_ref is None and clone is None and (rev is not None or switch is not None)
@@ -101,7 +101,7 @@ def run_checkout(
         let_go = not recurse and let_go_source(old)  # (submodule moves read the index's entries as they write)
         try:
             plan = _merge_trees(co, reset, old, head_commit, target, preload, index_is_head, keep_head=recurse,
-                                sparse=(sparse := repo.sparse_checkout()), let_go=let_go)
+                                sparse=(sparse := repo.sparse_checkout()), let_go=let_go, found=found)
         except PlanError as e:
             if not recurse:
                 raise
@@ -221,7 +221,7 @@ def _start_preload(co: Checkout, old, reset: bool, here: bool = False) -> Preloa
 
 def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, target: TreeFiles,
                  preload: Preload | None = None, index_is_head: bool | None = None, keep_head: bool = False,
-                 sparse=None, let_go: bool = False) -> Plan:
+                 sparse=None, let_go: bool = False, found: list[bytes] | None = None) -> Plan:
     """``merge_working_tree``'s ``unpack_trees``: a oneway merge (``-f``, a
     clone) or, after ``refresh_index`` (``preload``: its preload, running),
     a twoway merge from HEAD (``index_is_head``: :func:`_index_is_head`,
@@ -232,7 +232,8 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
     in their way is checked: ``CE_NEW_SKIP_WORKTREE``). ``let_go``: no
     replaced entry of the index is read after the plan but by the sparse
     patterns (:func:`unpack.let_go_source`); without them, a twoway merge
-    lets each go as it replaces it."""
+    lets each go as it replaces it. ``found``: where the target and the
+    index differ, found as the target was read (:mod:`treeahead`)."""
     repo, top = co.repo, co.top
     outside = None if sparse is None else sparse.excludes
     if reset:
@@ -262,7 +263,7 @@ def _merge_trees(co: Checkout, reset: bool, old, head_commit: bytes | None, targ
                            core=co.core, to_git=co.to_git,
                            ignored_in_subdir=ignore_matcher(repo, old.entries, per_directory_only=True),
                            refreshed=True, io=co.io(), outside=outside, consume=consume,
-                           let_go=let_go and sparse is None)
+                           let_go=let_go and sparse is None, found=found)
     finally:
         if consume:
             repo.release_tree(target)  # (its files the plan's now: forgotten, read again if asked for)
