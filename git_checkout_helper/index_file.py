@@ -137,6 +137,8 @@ class IndexFile:
 _FIXED = {n: struct.Struct(f">24sI12s{n}sH") for n in (20, 32)}
 _CE_FLAGS = attrgetter("ce_flags")
 _NAME = attrgetter("name")
+#: The bits of an entry's flags word written as they are (the rest: name length, CE_EXTENDED).
+_KEPT_FLAGS = 0xFFFF & ~(CE_NAMEMASK | CE_EXTENDED)
 #: The fewest bytes an entry takes in the file (the fixed part with a
 #: 20-byte id, a name of one byte and its NUL, padded to 8; a version 4
 #: entry's prefix length makes up for its padding).
@@ -234,6 +236,7 @@ def index_file_chunks(
     eoie: bool = False,
     strip_names: frozenset | set = frozenset(),
     skip_hash: bool = False,
+    openssl: bool = True,
 ) -> Iterator[bytes]:
     """``do_write_index``: the bytes of an index file, in chunks of about
     ``CHUNK_SIZE`` to be written as they come (git's ``ce_write`` buffers
@@ -246,6 +249,8 @@ def index_file_chunks(
     position is in ``strip_names`` are written with an empty name
     (CE_STRIP_NAME: replacements in a split index). ``skip_hash``: a zero
     trailer instead of the hash (``index.skipHash``, git 2.40 and later).
+    ``openssl``: a big index may be hashed by OpenSSL's code, loaded for it
+    if need be (:func:`hash_algo.new_hash`); False, by the interpreter's.
 
     In chunks because a whole index in one buffer was the coordinator's peak
     memory at 100,000 files (11 MB of index, then a second copy while the
@@ -259,9 +264,9 @@ def index_file_chunks(
     pack = fixed.pack
     algo = "sha256" if rawsz == 32 else "sha1"
     # (Told the least the file will hold, an entry's fixed part and a NUL
-    # padded to 8 each, so that a big index is hashed by OpenSSL's code: at
-    # 100,000 entries 11 MB, 43 ms with the built-in code, 7 with OpenSSL.)
-    trailer = new_hash(algo, size=len(entries) * MIN_ONDISK_ENTRY)
+    # padded to 8 each, a big index is hashed by OpenSSL's code: at 100,000
+    # entries 11 MB, 43 ms with the built-in code, 7 with OpenSSL.)
+    trailer = new_hash(algo, size=len(entries) * MIN_ONDISK_ENTRY if openssl else 0)
     out = bytearray(b"DIRC")
     out += struct.pack(">II", version, len(entries))
     done = 0  # bytes of the file already handed out: a position is done + len(out)
@@ -274,9 +279,10 @@ def index_file_chunks(
     # across an offset table's block); a batch of usual entries (version 2
     # or 3, no name stripped, none with extended flags or a name of
     # CE_NAMEMASK bytes or more: asked of the whole batch in C loops) is
-    # three appends an entry, without a question: ~0.3 us an entry, 0.6
-    # with the questions (an index of 100,000).
-    kept_flags, fixed_size, padding = 0xFFFF & ~(CE_NAMEMASK | CE_EXTENDED), fixed.size, _PADDING
+    # three appends an entry, without a question (:func:`_write_entries`
+    # asks them): ~0.3 us an entry, 0.6 with the questions (an index of
+    # 100,000).
+    kept_flags, fixed_size, padding = _KEPT_FLAGS, fixed.size, _PADDING
     batch = max(1, CHUNK_SIZE // 128)
     plain = version != 4 and not strip_names
     stop = 0
@@ -297,34 +303,8 @@ def index_file_chunks(
                 out += pack(sd[:24], e.mode, sd[24:], e.oid, n | (e.ce_flags & kept_flags))
                 out += name
                 out += padding[(fixed_size + n) % 8]
-            part = ()
-        for i, e in enumerate(part, start):
-            name = e.name
-            n = len(name)
-            ce_flags = e.ce_flags
-            sd = e.sd
-            if strip_names and i in strip_names:
-                name = b""
-                n = 0
-            flags = (n if n < CE_NAMEMASK else CE_NAMEMASK) | (ce_flags & kept_flags)
-            ext = ce_flags >> CE_EXTENDED_SHIFT
-            if ext:
-                flags |= CE_EXTENDED
-            out += pack(sd[:24], e.mode, sd[24:], e.oid, flags)
-            if ext:
-                out += struct.pack(">H", ext)
-            if version == 4:
-                common = 0
-                limit = min(len(name), len(prev))
-                while common < limit and name[common] == prev[common]:
-                    common += 1
-                out += encode_varint(len(prev) - common)
-                out += name[common:]
-                out += b"\0"
-                prev = name
-            else:
-                out += name
-                out += padding[(fixed_size + (2 if ext else 0) + n) % 8]
+        else:
+            prev = _write_entries(out, part, start, version, strip_names, prev, fixed)
         block_nr += stop - start
         if len(out) >= CHUNK_SIZE:
             chunk = bytes(out)
@@ -334,13 +314,60 @@ def index_file_chunks(
             yield chunk
     if per_block and block_nr:
         ieot.append((block_start, block_nr))
-    offset = done + len(out)
+    _write_extensions(out, extensions, ieot if len(ieot) > 1 or (per_block and ieot) else None,
+                      done + len(out) if eoie else 0, algo)
+    trailer.update(out)
+    out += b"\0" * rawsz if skip_hash else trailer.digest()
+    yield bytes(out)
+
+
+def _write_entries(out: bytearray, part: list[Entry], start: int, version: int, strip_names: frozenset | set,
+                   prev: bytes, fixed: struct.Struct) -> bytes:
+    """``ce_write_entry`` for each of ``part`` (the entries from position
+    ``start``), any version, flags and name (``strip_names``: see
+    :func:`index_file_chunks`); ``prev``: the name before them, for version
+    4's prefix compression. Returns the last name written."""
+    pack, fixed_size = fixed.pack, fixed.size
+    for i, e in enumerate(part, start):
+        name = e.name
+        n = len(name)
+        ce_flags = e.ce_flags
+        sd = e.sd
+        if strip_names and i in strip_names:
+            name = b""
+            n = 0
+        flags = (n if n < CE_NAMEMASK else CE_NAMEMASK) | (ce_flags & _KEPT_FLAGS)
+        ext = ce_flags >> CE_EXTENDED_SHIFT
+        if ext:
+            flags |= CE_EXTENDED
+        out += pack(sd[:24], e.mode, sd[24:], e.oid, flags)
+        if ext:
+            out += struct.pack(">H", ext)
+        if version == 4:
+            common = 0
+            limit = min(len(name), len(prev))
+            while common < limit and name[common] == prev[common]:
+                common += 1
+            out += encode_varint(len(prev) - common)
+            out += name[common:]
+            out += b"\0"
+            prev = name
+        else:
+            out += name
+            out += _PADDING[(fixed_size + (2 if ext else 0) + n) % 8]
+    return prev
+
+
+def _write_extensions(out: bytearray, extensions: list[tuple[bytes, bytes]], ieot: list[tuple[int, int]] | None,
+                      offset: int, algo: str) -> None:
+    """The extensions after the entries, in git's order: ``ieot`` (None:
+    none) as IEOT, and an EOIE for entries that end at ``offset`` (0: none)."""
     by_sig = dict(extensions)
-    if len(ieot) > 1 or (per_block and ieot):
+    if ieot is not None:
         by_sig[b"IEOT"] = struct.pack(">I", 1) + b"".join(struct.pack(">II", o, n) for o, n in ieot)
     else:
         by_sig.pop(b"IEOT", None)
-    eh = new_hash(algo) if eoie and offset else None
+    eh = new_hash(algo) if offset else None
     for sig in WRITE_ORDER:
         if sig in by_sig:
             header = sig + struct.pack(">I", len(by_sig[sig]))
@@ -351,6 +378,3 @@ def index_file_chunks(
     if eh is not None:
         payload = struct.pack(">I", offset) + eh.digest()
         out += b"EOIE" + struct.pack(">I", len(payload)) + payload
-    trailer.update(out)
-    out += b"\0" * rawsz if skip_hash else trailer.digest()
-    yield bytes(out)

@@ -280,6 +280,7 @@ def index_chunks(
     sparse=None,
     ensure_tree=None,
     resolve_undo: bytes = b"",
+    openssl: bool = True,
 ) -> Iterable[bytes]:
     """``write_locked_index`` after a checkout: the bytes for ``index.lock``,
     in chunks (:func:`index_file.index_file_chunks`).
@@ -295,7 +296,8 @@ def index_chunks(
     changed (the untracked cache and fsmonitor data cannot be kept as read).
     ``sparse``: the sparse-checkout patterns, and ``ensure_tree(raw id,
     content)`` to store a tree: the index is written sparse when git would
-    (``convert_to_sparse``, :mod:`sparse_index`).
+    (``convert_to_sparse``, :mod:`sparse_index`). ``openssl``: see
+    :func:`index_file.index_file_chunks` (an index that is not split).
     """
     rawsz = oid_length(hash_name)
     state: IndexState | None = old.source if isinstance(old.source, IndexState) else None
@@ -357,7 +359,7 @@ def index_chunks(
     from .index_file import index_file_chunks
 
     return index_file_chunks(version, entries, exts, rawsz, blocks, eoie,
-                             skip_hash=bool(_cfg_bool(config, "index.skipHash")))
+                             skip_hash=bool(_cfg_bool(config, "index.skipHash")), openssl=openssl)
 
 
 def _split_index_chunks(entries: list[Entry], split, version: int, exts: list[tuple[bytes, bytes]], rawsz: int,

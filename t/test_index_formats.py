@@ -556,22 +556,24 @@ def test_reading_an_index_lets_its_bytes_go_before_its_dictionary_is_made(tmp_pa
 def test_a_big_index_is_hashed_by_openssl_a_small_one_by_the_builtin_code():
     """``index_file_chunks`` tells the hash the least the file will hold: an
     index of 20,000 entries (more than ``OPENSSL_FROM`` bytes) is hashed by
-    hashlib's code, in a process that had not loaded it; one of 100, by the
-    interpreter's own (hashlib left unloaded). Same digest either way."""
+    hashlib's code, in a process that had not loaded it, unless told not to
+    (``openssl=False``, a clone's); one of 100, by the interpreter's own
+    (hashlib left unloaded). Same digest either way."""
     code = """
 import sys
 from git_checkout_helper.index import Entry
 from git_checkout_helper.index_file import serialize_index_file
 n = int(sys.argv[1])
 entries = [Entry(b"f%05d" % i, 0o100644, bytes(20)) for i in range(n)]
-data = serialize_index_file(2, entries, [])
+data = serialize_index_file(2, entries, [], openssl=sys.argv[2] == "yes")
 loaded = "hashlib" in sys.modules
 import hashlib
 print(loaded, hashlib.sha1(data[:-20]).digest() == data[-20:])
 """
-    for n, loaded in ((20_000, "True"), (100, "False")):
-        out = subprocess.run([PY, "-c", code, str(n)], capture_output=True, text=True, check=True).stdout.split()
-        assert out == [loaded, "True"], n
+    for n, openssl, loaded in ((20_000, "yes", "True"), (20_000, "no", "False"), (100, "yes", "False")):
+        out = subprocess.run([PY, "-c", code, str(n), openssl], capture_output=True, text=True,
+                             check=True).stdout.split()
+        assert out == [loaded, "True"], (n, openssl)
 
 
 @pytest.mark.parametrize("version", ["2", "4"])
@@ -595,3 +597,37 @@ def test_round_trip_of_a_big_index_in_blocks_and_batches(tmp_path, env, version)
     assert len(idx.entries) == 30_001 and idx.version == (4 if version == "4" else 3)
     assert {b"IEOT", b"EOIE"} <= {s for s, _ in idx.extensions}
     _round_trip(path, 20)
+
+
+def test_the_index_of_a_checkout_writing_every_entry_is_hashed_by_the_builtin_code(tmp_path, env):
+    """A checkout that writes every entry (``-f`` into an empty work tree,
+    as a clone's) hashes its index, 20,000 entries, with the interpreter's
+    code (OpenSSL's library would add 4 MiB at the coordinator's peak); a
+    switch that writes a few of them, with hashlib's. The switch's index
+    is git's either way (``git status`` clean, stat data fresh)."""
+    src = tmp_path / "src"
+    git(tmp_path, "init", "-q", "src", env=env)
+    blobs = "".join(f"blob\nmark :{i + 1}\ndata 2\n{i % 10}\n" for i in range(10))
+    files = "".join(f"M 100644 :{i % 10 + 1} d{i // 500:02d}/f{i:05d}\n" for i in range(20_000))
+    stream = (f"{blobs}commit refs/heads/master\ncommitter A <a@b> 0 +0000\ndata 2\n1\n{files}"
+              "commit refs/heads/next\ncommitter A <a@b> 1 +0000\ndata 2\n2\nfrom refs/heads/master\n"
+              "M 100644 :3 d00/f00000\n")
+    git(src, "fast-import", "--quiet", env=env, input=stream.encode())
+    dst = tmp_path / "dst"
+    git(tmp_path, "clone", "-q", "--no-checkout", str(src), "dst", env=env)
+    code = """
+import io, os, sys
+from git_checkout_helper.checkout.options import CheckoutOptions
+from git_checkout_helper.checkout.switch import run_checkout
+from git_checkout_helper.repository import Repository
+rev, force = sys.argv[1], sys.argv[2] == "-f"
+run_checkout(Repository.open(".", dict(os.environ)), rev, CheckoutOptions(workers=1, force=force, quiet=True),
+             err=io.StringIO(), out=io.StringIO())
+print("hashlib" in sys.modules)
+"""
+    for rev, force, loaded in (("master", "-f", "False"), ("origin/next", "", "True")):
+        out = subprocess.run([PY, "-c", code, rev, force], cwd=dst, env=env, capture_output=True, text=True,
+                             check=True).stdout.split()
+        assert out == [loaded], (rev, out)
+    assert git(dst, "status", "--porcelain", env=env) == b""
+    assert git(dst, "diff-files", "--name-only", env=env) == b""
