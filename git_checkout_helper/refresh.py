@@ -31,7 +31,7 @@ from .plan import type_matches, vouched_for, worktree_matches
 
 _UPTODATE = attrgetter("uptodate")
 
-__all__ = ["fresh_test", "is_fresh", "refresh_entries", "refreshable", "smudge_racily_clean"]
+__all__ = ["any_racy", "fresh_test", "is_fresh", "refresh_entries", "refreshable", "smudge_racily_clean"]
 
 
 def refreshable(e: Entry) -> bool:
@@ -129,6 +129,15 @@ def refresh_entries(entries: dict[bytes, Entry], top: bytes, hash_name: str,
                 e.uptodate = True  # racily clean and unchanged: marked, its stat data left as they are
             else:
                 e.fill_stat(st)
+
+
+def any_racy(entries: list[Entry], timestamp_ns: int) -> bool:
+    """Whether :func:`smudge_racily_clean` has anything to look at: an
+    entry not up to date whose mtime is not older than ``timestamp_ns``.
+    (Every entry up to date, the usual case after a checkout, is seen by a
+    C loop: 100,000 entries each asked in Python took 5-8 ms.)"""
+    return not all(map(_UPTODATE, entries)) and any(
+        not e.uptodate and is_racy_stat(timestamp_ns, e.mtime_s) for e in entries)
 
 
 def smudge_racily_clean(entries: list[Entry], top: bytes, hash_name: str,

@@ -21,7 +21,11 @@ coordinator's peak by 10 MiB. They come in parts of
 objects before the next is read: the whole transfer in one buffer, and
 its objects made beside it, were the coordinator's peak at 100,000
 files, 4 MiB above the merge's. The subtrees stay marshalled until the
-cache tree asks for them (:attr:`tree.TreeFiles.trees`).
+cache tree asks for them (:attr:`tree.TreeFiles.trees`). As each path is
+looked up in the index, whether its value is the entry's is noted too:
+the paths where the two differ come back with the tree, and a switch's
+merge from that index takes them instead of comparing every path again
+(30-50 ms of a 100,000-file near switch, before any file is written).
 
 The child only reads (:func:`run_async.start_async`) and fetches
 nothing. Whatever goes wrong in it (a tree a partial clone lacks, a corrupt

@@ -29,7 +29,6 @@ import stat as stat_mod
 from collections.abc import Callable, Container, Iterable
 from functools import partial
 from itertools import chain, repeat
-from operator import attrgetter
 
 from ..attr import attributes_path, is_attributes_file
 from ..attributes import AttrFile, AttributeStack, ConvAttrs, convert_attrs, read_convert_drivers
@@ -40,7 +39,7 @@ from ..config import coordinator_threads_setting, eol_config
 from ..convert import convert_blob_to_worktree, convert_to_working_tree, needs_conversion
 from ..coresettings import core_settings
 from ..filters import FilterRunner, SmudgeFailed, smudge_to_worktree
-from ..index import S_IFGITLINK, S_IFLNK, Entry, is_racy_stat
+from ..index import S_IFGITLINK, S_IFLNK, Entry
 from ..iopool import (
     UNSEEN,
     IoPool,
@@ -52,15 +51,13 @@ from ..iopool import (
 )
 from ..plan import Plan, worktree_matches
 from ..progress import Progress
-from ..refresh import smudge_racily_clean
+from ..refresh import any_racy, smudge_racily_clean
 from ..repository import Repository
 from ..tree import TreeFiles, value_mode
 from ..verify_path import get_path_element_validator, invalid_paths
 from ..wrapper import list_dir, show_path, write_in_full
 from .options import CheckoutError, CheckoutOptions, CheckoutReport
 from .parallel import STREAM_STEP, ParallelCheckout, _lstat_or_none, _Queue
-
-_UPTODATE = attrgetter("uptodate")
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing at run time)
 if TYPE_CHECKING:
@@ -281,9 +278,7 @@ class Checkout(ParallelCheckout):
         """Before the index is written (refresh.py's ``smudge_racily_clean``):
         the content is judged with the check-in attributes of the work tree
         as this checkout left it, then of the index being written."""
-        # (Every entry up to date, the usual case, is seen by a C loop.)
-        if all(map(_UPTODATE, entries)) or not any(
-                not e.uptodate and is_racy_stat(timestamp_ns, e.mtime_s) for e in entries):
+        if not any_racy(entries, timestamp_ns):
             return
         checkin = self._checkin_attributes({e.name: e for e in entries})
         smudge_racily_clean(entries, self.top, self.repo.hash_name, self.to_worktree, timestamp_ns, checkin.to_git,
@@ -652,8 +647,9 @@ def _unlink_unlooked(full: bytes) -> tuple[os.stat_result, OSError] | None:
 
 def _is_file(path: bytes) -> bool:
     """``os.path.isfile``, asked with ``access`` first: most directories
-    have no ``.gitattributes``, and access's no raises no exception (a third
-    of isfile's 3 us on tmpfs, for each directory a checkout writes into)."""
+    have no ``.gitattributes``, and a missing file costs ``access`` no
+    exception (a third of isfile's 3 us on tmpfs, for each directory a
+    checkout writes into)."""
     return os.access(path, os.F_OK) and os.path.isfile(path)
 
 
