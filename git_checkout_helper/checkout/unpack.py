@@ -139,7 +139,10 @@ def target_differences(target: TreeFiles, plan: Plan) -> dict[bytes, bytes | Non
         # 100,000-file index in a big switch, a handful in a small one; the
         # target's values there are the plan's when it took the files over.
         values = map(tf.get, plan.merged) if plan.merged_values is None else plan.merged_values
-        return {p: t for p, t in zip(plan.merged, values, strict=True) if entry_differs(pe.get(p), t)}
+        get = pe.get
+        return {p: t for p, t in zip(plan.merged, values, strict=True)  # (entry_differs, inline for 100644)
+                if (t != e.oid if (e := get(p)) is not None and t is not None and e.mode == REGULAR_FILE
+                    else entry_differs(e, t))}
     differing = [p for p, e in pe.items()  # (entry_differs, inline for 100644: every entry)
                  if (t := tf.get(p)) is None or (t != e.oid if e.mode == REGULAR_FILE else entry_differs(e, t))]
     # The target's paths the index lacks: none when all the target's paths
