@@ -421,14 +421,25 @@ CACHE_TREE_SETUPS = {
 }
 
 
+@pytest.mark.parametrize("ahead", [False, True])
 @pytest.mark.parametrize("setup", sorted(CACHE_TREE_SETUPS))
-def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, monkeypatch, setup):
+def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, monkeypatch, setup, ahead):
     """A switch's two-way merge takes HEAD's files from the index when its
     TREE extension is valid at the root for HEAD's tree (no tree of HEAD is
     read), in each index format and a linked worktree; a sparse index, a
     staged change (the root invalid), an intent-to-add entry, or no TREE at
-    all reads HEAD's tree. Each gives git's result."""
+    all reads HEAD's tree. Each gives git's result, ``ahead`` too: the
+    target read by a child (:mod:`treeahead`, as for a big index), which
+    tells the merge where it and the index differ."""
+    from git_checkout_helper import treeahead
     from git_checkout_helper.repository import Repository
+
+    results = []
+    if ahead:
+        monkeypatch.setattr(treeahead, "MIN_INDEX_SIZE", 0)
+        result = treeahead.TreeAhead.result
+        monkeypatch.setattr(treeahead.TreeAhead, "result", lambda self, *a: results.append(result(self, *a))
+                            or results[-1])
 
     ours, theirs = twins(src, tmp_path, "ct")
     if setup == "linked worktree":
@@ -472,6 +483,8 @@ def test_api_switch_takes_heads_files_from_a_valid_cache_tree(src, tmp_path, mon
     assert git(ours, "ls-files", "-s", "-t").decode() == git(theirs, "ls-files", "-s", "-t").decode()
     head_tree = git(theirs, "rev-parse", "main^{tree}").strip()
     assert (head_tree in read) == CACHE_TREE_SETUPS[setup], read
+    if ahead:  # (the child's tree, and where it and the index differ, came back)
+        assert len(results) == 1 and results[0] is not None and results[0][2] is not None
 
 
 

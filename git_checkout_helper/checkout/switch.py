@@ -294,10 +294,10 @@ def _index_is_head(repo: Repository, old, head_commit: bytes | None) -> bool:
         except ValueError:
             root = None
         commit = repo.object(head_commit) if root is not None and root.count == len(old.entries) else None
-        # (A version 2 file holds no extended flags, so no intent-to-add entry:
-        # the 100,000 entries are not asked, 8 ms.)
+        # (A version 2 file, not split, holds no extended flags, so no
+        # intent-to-add entry: the 100,000 entries are not asked, 8 ms.)
         return (isinstance(commit, Commit) and root.oid == unhexlify(commit.tree)
-                and (src.file.version == 2
+                and (src.file.version == 2 and src.split is None
                      or not any(e.ce_flags & CE_INTENT_TO_ADD_IN_CORE for e in old.entries.values())))
     return False
 
