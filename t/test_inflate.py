@@ -340,3 +340,48 @@ def test_corrupt_pack_same_verdict_with_either_inflater(history, jobs):
         assert f"cannot read object {oid} 'f3.txt'".encode() in p.stderr
         seen.add((p.returncode, p.stderr))
     assert len(seen) == 1
+
+
+def test_each_isal_inflate_clears_the_vector_registers_upper_halves(backend, monkeypatch):
+    """After each ISA-L call ``inflate`` runs ``vzeroupper`` (the module's
+    text: ISA-L leaves the registers dirty, and the code after it runs
+    slower); zlib's calls need nothing. The bytes are the same either way."""
+    calls = []
+    if backend == "isal":
+        monkeypatch.setattr(inflate, "_clear_upper", lambda: calls.append(1))
+    data = b"some text\n" * 100
+    z = zlib.compress(data)
+    for _ in range(3):
+        assert inflate.inflate(memoryview(z + b"trailing"), 0, len(data)) == data
+    assert len(calls) == (3 if backend == "isal" else 0)
+    if backend == "zlib":
+        assert inflate._clear_upper is None
+
+
+def test_the_upper_clearer_is_made_only_where_it_can_run(monkeypatch):
+    """Made on x86-64 with AVX and an executable page, and harmless to run
+    there; None on another machine, without AVX (the instruction would
+    fault), or when no executable page may be mapped."""
+    import mmap
+
+    here = os.uname().machine in ("x86_64", "AMD64") and b"avx" in inflate._cpu_flags()
+    made = inflate._upper_clearer()
+    assert (made is not None) == here
+    if made is not None:
+        made()  # (runs: the instruction exists here)
+    monkeypatch.setattr(inflate, "_cpu_flags", lambda: [b"fpu", b"sse2"])
+    assert inflate._upper_clearer() is None
+    monkeypatch.setattr(inflate, "_cpu_flags", lambda: [b"fpu", b"avx", b"avx2"])
+
+    class Uname:
+        machine = "aarch64"
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "uname", lambda: Uname())
+        assert inflate._upper_clearer() is None
+
+    def denied(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(mmap, "mmap", denied)
+    assert inflate._upper_clearer() is None
