@@ -24,8 +24,10 @@ clears them: on this project's Intel Xeon (AVX-512) a parse of a
 ISA-L call, 73-74 ms after that call and a ``vzeroupper``. So after each
 ISA-L call :func:`inflate` runs that one instruction (:func:`_upper_clearer`:
 four bytes of machine code, on x86-64 with AVX only, and only where an
-executable page may be mapped); a 100,000-file near switch took 0.926x
-the time without it (7 paired rounds), helpers and coordinator alike.
+executable page may be mapped); a 100,000-file near switch took 0.93x
+the time without it (7 paired rounds, twice), helpers and coordinator alike.
+The incremental inflaters (:func:`decompressobj`: blobs streamed in pieces)
+leave them dirty until the next :func:`inflate`; they are few a checkout.
 
 Errors: a corrupt stream raises one of :data:`ERRORS` (``zlib.error`` or
 ISA-L's ``IsalError``), whichever inflater is in use; :func:`inflate` adds
@@ -76,7 +78,8 @@ def _upper_clearer():
     not x86-64, no AVX (the instruction would fault: the kernel lists
     ``avx`` only when it saves the registers' state), no ``ctypes``, or no
     executable page to be had (a hardened kernel's W^X)."""
-    if os.uname().machine not in ("x86_64", "AMD64") or b"avx" not in _cpu_flags():
+    uname = getattr(os, "uname", None)  # (none on Windows)
+    if uname is None or uname().machine not in ("x86_64", "AMD64") or b"avx" not in _cpu_flags():
         return None
     try:
         import ctypes
@@ -141,10 +144,10 @@ def inflate(buf, pos: int, size: int) -> bytes:
         out = _decompress(buf[pos : pos + n], 15, size + 1)
     except ERRORS:
         out = None
-    if _clear_upper is not None:
-        _clear_upper()
     if out is None or len(out) != size:
         out = _inflate_slow(buf, pos, size)
+    if _clear_upper is not None:
+        _clear_upper()  # (after the slow path's ISA-L calls too)
     return out
 
 
